@@ -1,0 +1,29 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { DatabaseModule } from '#database';
+import { PlatformModule, type PlatformOptions } from '#platform';
+import { TokenBindingModule } from '#token-binding';
+import { TagsModule } from './tags/tags.module.js';
+
+export interface ApiOptions extends PlatformOptions {
+  readonly databaseUrl: string;
+}
+
+/** The api process: tags, entity tagging and the config server over one database. */
+@Module({})
+export class ApiModule {
+  static forRoot(options: ApiOptions): DynamicModule {
+    return {
+      module: ApiModule,
+      imports: [
+        PlatformModule.forRoot(options),
+        DatabaseModule.forRoot({
+          url: options.databaseUrl,
+          runMigrations: options.settings.runMigrations,
+          applicationName: 'bindery-api',
+        }),
+        TokenBindingModule,
+        TagsModule,
+      ],
+    };
+  }
+}

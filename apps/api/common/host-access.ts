@@ -1,0 +1,37 @@
+import { forbidden } from '#platform';
+import { isAdmin, type Principal } from '#token-binding';
+import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+
+/**
+ * Host visibility for host-scoped resources (DESIGN 4.3): admins see every host; other callers see
+ * global rows (host null) and rows of their own token's `host`.
+ */
+export function canSee(principal: Principal, hostId: string | null): boolean {
+  return isAdmin(principal) || hostId === null || hostId === principal.host;
+}
+
+/** Writing a global row or another host's row needs `portal.admin`. */
+export function canWrite(principal: Principal, hostId: string | null): boolean {
+  return isAdmin(principal) || (hostId !== null && hostId === principal.host);
+}
+
+export function assertCanWrite(principal: Principal, hostId: string | null, what: string): void {
+  if (!canWrite(principal, hostId)) {
+    throw forbidden(
+      hostId === null
+        ? `Writing a global ${what} needs the scope portal.admin`
+        : `Writing a ${what} of host ${hostId} needs a token for that host or the scope portal.admin`,
+    );
+  }
+}
+
+/** Restricts a query to the rows `principal` may see; `column` is the host id column, alias-qualified. */
+export function whereVisible<T extends ObjectLiteral>(
+  query: SelectQueryBuilder<T>,
+  principal: Principal,
+  column: string,
+): SelectQueryBuilder<T> {
+  if (isAdmin(principal)) return query;
+  if (principal.host === null) return query.andWhere(`${column} is null`);
+  return query.andWhere(`(${column} is null or ${column} = :visibleHost)`, { visibleHost: principal.host });
+}

@@ -1,0 +1,11 @@
+import 'reflect-metadata';
+import { resolveDatabase } from '#database';
+import { createHttpApp, runMain } from '#platform';
+import { ApiModule } from './api.module.js';
+
+runMain('api', async (settings) => {
+  const database = await resolveDatabase(settings.databaseUrl, settings.dataDir);
+  const app = await createHttpApp(ApiModule.forRoot({ settings, databaseUrl: database.url }));
+  await app.listen({ port: settings.apiPort, host: settings.listenHost });
+  return { app, cleanup: database.stop };
+});

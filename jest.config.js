@@ -1,0 +1,19 @@
+/** Jest in ESM mode (NestJS 12 is ESM-only); ts-jest transpiles each file in isolation. */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.test.json' }],
+  },
+  moduleNameMapper: {
+    '^#token-binding$': '<rootDir>/libs/token-binding/index.ts',
+    '^#database$': '<rootDir>/libs/database/index.ts',
+    '^#platform$': '<rootDir>/libs/platform/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  testMatch: ['<rootDir>/{apps,libs,test}/**/*.spec.ts'],
+  globalSetup: '<rootDir>/test/support/global-setup.js',
+  globalTeardown: '<rootDir>/test/support/global-teardown.js',
+  maxWorkers: 2,
+  testTimeout: 60000,
+};

@@ -1,0 +1,58 @@
+import { Inject, Injectable, Logger, Module, type DynamicModule, type OnModuleInit } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions, runMigrations } from './data-source.js';
+
+export interface DatabaseModuleOptions {
+  readonly url: string;
+  /** Apply pending migrations before the app serves (the api does; the controller does not). */
+  readonly runMigrations: boolean;
+  readonly applicationName: string;
+}
+
+const RUN_MIGRATIONS = Symbol('RUN_MIGRATIONS');
+
+@Injectable()
+class MigrationsOnStart implements OnModuleInit {
+  private readonly logger = new Logger('Migrations');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(RUN_MIGRATIONS) private readonly enabled: boolean,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    if (!this.enabled) return;
+    const applied = await runMigrations(this.dataSource);
+    if (applied.length > 0) this.logger.log(`applied migrations: ${applied.join(', ')}`);
+  }
+}
+
+@Module({})
+export class DatabaseModule {
+  static forRoot(options: DatabaseModuleOptions): DynamicModule {
+    const logger = new Logger('Database');
+    return {
+      module: DatabaseModule,
+      global: true,
+      imports: [
+        TypeOrmModule.forRoot({
+          ...dataSourceOptions({
+            url: options.url,
+            applicationName: options.applicationName,
+            sink: {
+              error: (fields, message) => logger.error({ ...fields }, message),
+              warn: (fields, message) => logger.warn({ ...fields }, message),
+            },
+          }),
+          // Feature modules register their entities with TypeOrmModule.forFeature.
+          autoLoadEntities: true,
+          retryAttempts: 5,
+          retryDelay: 1000,
+        }),
+      ],
+      providers: [{ provide: RUN_MIGRATIONS, useValue: options.runMigrations }, MigrationsOnStart],
+      exports: [TypeOrmModule],
+    };
+  }
+}

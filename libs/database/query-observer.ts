@@ -1,0 +1,62 @@
+import type { Logger as TypeOrmLogger } from 'typeorm';
+
+type Listener = (sql: string) => void;
+
+/**
+ * Sees every SQL statement TypeORM sends. It lets tests prove that a rejected request never reached
+ * the database, and costs one increment per query in production.
+ */
+class QueryObserver {
+  private total = 0;
+  private readonly listeners = new Set<Listener>();
+
+  get count(): number {
+    return this.total;
+  }
+
+  record(sql: string): void {
+    this.total += 1;
+    for (const listener of this.listeners) listener(sql);
+  }
+
+  /** Calls `listener` for every statement until the returned function is called. */
+  subscribe(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+export const queryObserver = new QueryObserver();
+
+export interface SqlErrorSink {
+  error(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+/** TypeORM logger that counts queries and forwards only failures and warnings to the app's logger. */
+export class ObservingTypeOrmLogger implements TypeOrmLogger {
+  constructor(private readonly sink?: SqlErrorSink) {}
+
+  logQuery(query: string): void {
+    queryObserver.record(query);
+  }
+
+  logQueryError(error: string | Error, query: string): void {
+    // Parameters are left out on purpose: they may carry user data.
+    this.sink?.error({ err: error instanceof Error ? error.message : error, query }, 'query failed');
+  }
+
+  logQuerySlow(time: number, query: string): void {
+    this.sink?.warn({ durationMs: time, query }, 'slow query');
+  }
+
+  logSchemaBuild(): void {}
+
+  logMigration(message: string): void {
+    this.sink?.warn({ migration: message }, 'migration');
+  }
+
+  log(level: 'log' | 'info' | 'warn', message: unknown): void {
+    if (level === 'warn') this.sink?.warn({ detail: message }, 'typeorm warning');
+  }
+}

@@ -1,0 +1,30 @@
+import type { DynamicModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger } from 'nestjs-pino';
+import { requestId } from './logging.js';
+import { ProblemFilter, sendError } from './problem.js';
+import { validationPipe } from './validation.js';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** A Nest app on Fastify with the shared edge: problem+json errors, strict validation, pino logs. */
+export async function createHttpApp(root: DynamicModule): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    bodyLimit: BODY_LIMIT_BYTES,
+    genReqId: requestId,
+    // Keep-alive sockets that sit idle are closed on shutdown; in-flight requests finish.
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(root, adapter, { bufferLogs: true });
+  app.useLogger(app.get(Logger));
+  app.useGlobalFilters(new ProblemFilter());
+  app.useGlobalPipes(validationPipe());
+  // Errors raised by Fastify itself (bad JSON, body too large) get the same problem+json body.
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .setErrorHandler((error, _request, reply) => sendError(reply, error));
+  return app;
+}

@@ -1,0 +1,32 @@
+export { HealthController } from './health.controller.js';
+export { BODY_LIMIT_BYTES, createHttpApp } from './http-app.js';
+export { loggerModule, REDACTED_PATHS, requestId } from './logging.js';
+export { PlatformModule, SETTINGS, type PlatformOptions } from './platform.module.js';
+export {
+  badRequest,
+  conflict,
+  forbidden,
+  notFound,
+  PlainTextException,
+  preconditionFailed,
+  PROBLEM_CONTENT_TYPE,
+  ProblemException,
+  ProblemFilter,
+  renderError,
+  sendError,
+  titleFor,
+  type FieldError,
+  type Problem,
+} from './problem.js';
+export {
+  ASYMMETRIC_ALGORITHMS,
+  DEV_HOST_ID,
+  DEV_ISSUER,
+  loadSettings,
+  SettingsError,
+  type JwtAlgorithm,
+  type LogLevel,
+  type Settings,
+} from './settings.js';
+export { Scalar, toInt, validationPipe } from './validation.js';
+export { runMain, type Started } from './main.js';

@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { RequestMethod, type DynamicModule } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+import type { DestinationStream } from 'pino';
+import type { Options as PinoHttpOptions } from 'pino-http';
+import type { LogLevel } from './settings.js';
+
+/** Paths pino replaces with "[redacted]" in every log line: no line ever contains a token. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["sec-websocket-protocol"]',
+  'req.query.jwt',
+  'req.query.token',
+  'req.query.access_token',
+  'authorization',
+  'token',
+  'jwt',
+  'params.jwt',
+];
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Accepts a well-formed incoming `X-Request-Id`, else makes one. */
+export function requestId(req: IncomingMessage): string {
+  const incoming = req.headers['x-request-id'];
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+export function loggerModule(level: LogLevel, stream?: DestinationStream): DynamicModule {
+  const options: PinoHttpOptions = {
+    level,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    genReqId: requestId,
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    // Query strings stay out of request logs: they may carry ids operators consider private.
+    serializers: {
+      req: (req: { id: string; method: string; url: string }) => ({
+        id: req.id,
+        method: req.method,
+        url: req.url.split('?')[0],
+      }),
+    },
+  };
+  return LoggerModule.forRoot({
+    pinoHttp: stream ? [options, stream] : options,
+    // nestjs-pino on platform-fastify logs nothing with its default pattern (STACK.md).
+    forRoutes: [{ path: '{*splat}', method: RequestMethod.ALL }],
+  });
+}

@@ -1,0 +1,49 @@
+import type { INestApplication } from '@nestjs/common';
+import { loadSettings, SettingsError, type Settings } from './settings.js';
+
+export interface Started {
+  readonly app: INestApplication;
+  /** Releases what the app does not own (an embedded database), after the app has closed. */
+  readonly cleanup?: () => Promise<void>;
+}
+
+/**
+ * Runs a process entry point: settings are validated first (a bad value stops start-up with one line
+ * naming the variable); SIGTERM/SIGINT close the app gracefully, then run `cleanup`, then exit 0.
+ */
+export function runMain(name: string, start: (settings: Settings) => Promise<Started>): void {
+  let settings: Settings;
+  try {
+    settings = loadSettings();
+  } catch (error) {
+    if (error instanceof SettingsError) {
+      process.stderr.write(`${name}: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  start(settings)
+    .then(({ app, cleanup }) => {
+      let stopping = false;
+      const stop = (): void => {
+        if (stopping) return;
+        stopping = true;
+        app
+          .close()
+          .then(() => cleanup?.())
+          .then(
+            () => process.exit(0),
+            (error: unknown) => {
+              process.stderr.write(`${name}: error during shutdown: ${(error as Error).message}\n`);
+              process.exit(1);
+            },
+          );
+      };
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+    })
+    .catch((error: unknown) => {
+      process.stderr.write(`${name}: failed to start: ${(error as Error).message}\n`);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,28 @@
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import type { DestinationStream } from 'pino';
+import { HealthController } from './health.controller.js';
+import { loggerModule } from './logging.js';
+import type { Settings } from './settings.js';
+
+export const SETTINGS = Symbol('SETTINGS');
+
+export interface PlatformOptions {
+  readonly settings: Settings;
+  /** Where logs go instead of stdout (tests read them). */
+  readonly logStream?: DestinationStream;
+}
+
+/** Settings, logging and health for every process. */
+@Global()
+@Module({})
+export class PlatformModule {
+  static forRoot(options: PlatformOptions): DynamicModule {
+    return {
+      module: PlatformModule,
+      imports: [loggerModule(options.settings.logLevel, options.logStream)],
+      controllers: [HealthController],
+      providers: [{ provide: SETTINGS, useValue: options.settings }],
+      exports: [SETTINGS],
+    };
+  }
+}

@@ -1,0 +1,148 @@
+import { Catch, HttpException, HttpStatus, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+
+export interface FieldError {
+  readonly field: string;
+  readonly message: string;
+}
+
+/** RFC 9457 body. */
+export interface Problem {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly errors?: readonly FieldError[];
+}
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+const TITLES: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  409: 'Conflict',
+  412: 'Precondition Failed',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  428: 'Precondition Required',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+export function titleFor(status: number): string {
+  return TITLES[status] ?? (status >= 500 ? 'Server Error' : 'Error');
+}
+
+/** An error that renders as problem+json with the given status, detail and headers. */
+export class ProblemException extends HttpException {
+  constructor(
+    status: number,
+    detail: string,
+    readonly extras: {
+      readonly errors?: readonly FieldError[];
+      readonly headers?: Readonly<Record<string, string>>;
+      readonly type?: string;
+    } = {},
+  ) {
+    super(detail, status);
+  }
+}
+
+/** An error answered as `text/plain` (the config server's binding rejection, DESIGN 6.2). */
+export class PlainTextException extends HttpException {
+  constructor(
+    status: number,
+    readonly text: string,
+  ) {
+    super(text, status);
+  }
+}
+
+export const badRequest = (detail: string, errors?: readonly FieldError[]): ProblemException =>
+  new ProblemException(HttpStatus.BAD_REQUEST, detail, errors ? { errors } : {});
+export const notFound = (detail: string): ProblemException => new ProblemException(HttpStatus.NOT_FOUND, detail);
+export const conflict = (detail: string): ProblemException => new ProblemException(HttpStatus.CONFLICT, detail);
+export const forbidden = (detail: string): ProblemException => new ProblemException(HttpStatus.FORBIDDEN, detail);
+export const preconditionFailed = (detail: string): ProblemException =>
+  new ProblemException(HttpStatus.PRECONDITION_FAILED, detail);
+
+interface Rendered {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+function problemBody(status: number, detail: string, errors?: readonly FieldError[], type = 'about:blank'): string {
+  const problem: Problem = { type, title: titleFor(status), status, detail, ...(errors ? { errors } : {}) };
+  return JSON.stringify(problem);
+}
+
+/** Fastify's own errors (body parsing, size limits) carry `statusCode` and a `code` such as FST_ERR_*. */
+interface FastifyLikeError {
+  statusCode?: number;
+  code?: string;
+  message?: string;
+}
+
+function isFastifyError(error: unknown): error is FastifyLikeError {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    typeof (error as FastifyLikeError).statusCode === 'number' &&
+    typeof (error as FastifyLikeError).code === 'string'
+  );
+}
+
+/** Maps anything thrown to the wire answer; 5xx never carries internals. */
+export function renderError(error: unknown): Rendered {
+  if (error instanceof PlainTextException) {
+    return { status: error.getStatus(), contentType: 'text/plain; charset=utf-8', body: error.text, headers: {} };
+  }
+  if (error instanceof ProblemException) {
+    const status = error.getStatus();
+    return {
+      status,
+      contentType: PROBLEM_CONTENT_TYPE,
+      body: problemBody(status, error.message, error.extras.errors, error.extras.type),
+      headers: error.extras.headers ?? {},
+    };
+  }
+  if (error instanceof HttpException) {
+    const status = error.getStatus();
+    const detail = status >= 500 ? titleFor(status) : error.message;
+    return { status, contentType: PROBLEM_CONTENT_TYPE, body: problemBody(status, detail), headers: {} };
+  }
+  if (isFastifyError(error) && error.statusCode !== undefined && error.statusCode < 500) {
+    const status = error.statusCode;
+    const detail = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'Request body is too large' : (error.message ?? '');
+    return { status, contentType: PROBLEM_CONTENT_TYPE, body: problemBody(status, detail), headers: {} };
+  }
+  return {
+    status: 500,
+    contentType: PROBLEM_CONTENT_TYPE,
+    body: problemBody(500, 'Internal Server Error'),
+    headers: {},
+  };
+}
+
+export function sendError(reply: FastifyReply, error: unknown): void {
+  const rendered = renderError(error);
+  if (rendered.status >= 500) {
+    new Logger('Errors').error({ err: error }, 'unhandled error');
+  }
+  void reply.status(rendered.status).headers(rendered.headers).type(rendered.contentType).send(rendered.body);
+}
+
+/** The single HTTP exception filter: every error body is problem+json (DESIGN 3). */
+@Catch()
+export class ProblemFilter implements ExceptionFilter {
+  catch(error: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') throw error;
+    sendError(host.switchToHttp().getResponse<FastifyReply>(), error);
+  }
+}

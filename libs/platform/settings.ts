@@ -1,0 +1,181 @@
+import { resolve } from 'node:path';
+
+/** Algorithms a public-key verifier may accept; `none` and HMAC are never in this list. */
+export const ASYMMETRIC_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+] as const;
+export type JwtAlgorithm = (typeof ASYMMETRIC_ALGORITHMS)[number];
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const DEV_ISSUER = 'bindery-dev';
+export const DEV_HOST_ID = 'dev-host';
+
+export interface Settings {
+  readonly nodeEnv: string;
+  readonly production: boolean;
+  /** True when no key source is configured: a generated ES256 key is trusted. */
+  readonly devMode: boolean;
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  readonly apiPort: number;
+  readonly controllerPort: number;
+  /** Interface both processes listen on. */
+  readonly listenHost: string;
+  readonly runMigrations: boolean;
+  readonly jwt: {
+    readonly jwksUri: string | undefined;
+    readonly jwksFile: string | undefined;
+    readonly issuer: string;
+    readonly audience: string;
+    readonly algorithms: readonly JwtAlgorithm[];
+    readonly clockToleranceSec: number;
+  };
+  readonly controllerHostId: string;
+  readonly enforceSidHostMatch: boolean;
+  readonly allowUnenforcedBinding: boolean;
+  readonly wsPingIntervalMs: number;
+  readonly logLevel: LogLevel;
+}
+
+/** A start-up configuration error; its message is the single line printed before exiting. */
+export class SettingsError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Invalid setting ${variable}: ${problem}`);
+    this.name = 'SettingsError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function text(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function port(env: Env, name: string, fallback: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < 0 || value > 65535) {
+    throw new SettingsError(name, `must be an integer from 0 to 65535 (got "${raw}")`);
+  }
+  return value;
+}
+
+function positiveInt(env: Env, name: string, fallback: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) {
+    throw new SettingsError(name, `must be a positive integer (got "${raw}")`);
+  }
+  return Number(raw);
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new SettingsError(name, `must be true or false (got "${env[name]}")`);
+}
+
+function url(env: Env, name: string, protocols: readonly string[]): string | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new SettingsError(name, 'must be a URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new SettingsError(name, `must use ${protocols.join(' or ')} (got "${parsed.protocol}")`);
+  }
+  return raw;
+}
+
+function algorithms(env: Env): JwtAlgorithm[] {
+  const raw = text(env, 'JWT_ALGORITHMS') ?? 'RS256,ES256,PS256,EdDSA';
+  const list = raw
+    .split(',')
+    .map((a) => a.trim())
+    .filter((a) => a !== '');
+  if (list.length === 0) throw new SettingsError('JWT_ALGORITHMS', 'must name at least one algorithm');
+  for (const alg of list) {
+    if (!(ASYMMETRIC_ALGORITHMS as readonly string[]).includes(alg)) {
+      throw new SettingsError(
+        'JWT_ALGORITHMS',
+        `"${alg}" is not accepted; use public-key algorithms from ${ASYMMETRIC_ALGORITHMS.join(',')}`,
+      );
+    }
+  }
+  return [...new Set(list)] as JwtAlgorithm[];
+}
+
+/** Reads and validates every setting at once; throws a SettingsError naming the first bad variable. */
+export function loadSettings(env: Env = process.env): Settings {
+  const nodeEnv = text(env, 'NODE_ENV') ?? 'development';
+  const production = nodeEnv === 'production';
+  const jwksUri = url(env, 'JWT_JWKS_URI', ['https:', 'http:']);
+  const jwksFile = text(env, 'JWT_JWKS_FILE');
+  if (jwksUri !== undefined && jwksFile !== undefined) {
+    throw new SettingsError('JWT_JWKS_FILE', 'set either JWT_JWKS_URI or JWT_JWKS_FILE, not both');
+  }
+  const devMode = jwksUri === undefined && jwksFile === undefined;
+  if (devMode && production) {
+    throw new SettingsError('JWT_JWKS_URI', 'required when NODE_ENV=production (dev mode is refused)');
+  }
+  const issuer = text(env, 'JWT_ISSUER') ?? (devMode ? DEV_ISSUER : undefined);
+  if (issuer === undefined) throw new SettingsError('JWT_ISSUER', 'required when a key source is configured');
+  const controllerHostId = text(env, 'CONTROLLER_HOST_ID') ?? (devMode ? DEV_HOST_ID : undefined);
+  if (controllerHostId === undefined) {
+    throw new SettingsError('CONTROLLER_HOST_ID', 'required when a key source is configured');
+  }
+  const enforceSidHostMatch = bool(env, 'ENFORCE_SID_HOST_MATCH', true);
+  const allowUnenforcedBinding = bool(env, 'ALLOW_UNENFORCED_BINDING', false);
+  if (!enforceSidHostMatch && production && !allowUnenforcedBinding) {
+    throw new SettingsError(
+      'ENFORCE_SID_HOST_MATCH',
+      'false is refused with NODE_ENV=production unless ALLOW_UNENFORCED_BINDING=true',
+    );
+  }
+  const logLevel = (text(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new SettingsError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')} (got "${env.LOG_LEVEL}")`);
+  }
+  return {
+    nodeEnv,
+    production,
+    devMode,
+    dataDir: resolve(text(env, 'BINDERY_DATA_DIR') ?? '.data'),
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    apiPort: port(env, 'API_PORT', 8080),
+    controllerPort: port(env, 'CONTROLLER_PORT', 8081),
+    listenHost: text(env, 'LISTEN_HOST') ?? '0.0.0.0',
+    runMigrations: bool(env, 'RUN_MIGRATIONS', true),
+    jwt: {
+      jwksUri,
+      jwksFile: jwksFile === undefined ? undefined : resolve(jwksFile),
+      issuer,
+      audience: text(env, 'JWT_AUDIENCE') ?? 'bindery',
+      algorithms: algorithms(env),
+      clockToleranceSec: positiveInt(env, 'JWT_CLOCK_TOLERANCE_SEC', 30),
+    },
+    controllerHostId,
+    enforceSidHostMatch,
+    allowUnenforcedBinding,
+    wsPingIntervalMs: positiveInt(env, 'WS_PING_INTERVAL_MS', 30_000),
+    logLevel: logLevel as LogLevel,
+  };
+}

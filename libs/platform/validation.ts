@@ -1,0 +1,57 @@
+import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { Transform } from 'class-transformer';
+import { registerDecorator } from 'class-validator';
+import { badRequest, type FieldError } from './problem.js';
+
+function flatten(errors: readonly ValidationError[], prefix = ''): FieldError[] {
+  return errors.flatMap((error) => {
+    const field = prefix === '' ? error.property : `${prefix}.${error.property}`;
+    const own = Object.values(error.constraints ?? {}).map((message) => ({ field, message }));
+    return [...own, ...flatten(error.children ?? [], field)];
+  });
+}
+
+/** Validation at the edge: unknown fields and wrong types are 400 with every failing field named. */
+export function validationPipe(): ValidationPipe {
+  return new ValidationPipe({
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    transform: true,
+    transformOptions: { enableImplicitConversion: false },
+    validationError: { target: false, value: false },
+    exceptionFactory: (errors) => {
+      const fieldErrors = flatten(errors);
+      return badRequest(fieldErrors.map((e) => e.message).join('; '), fieldErrors);
+    },
+  });
+}
+
+/** Stands in for a query parameter given more than once; a string so class-transformer leaves it alone. */
+const REPEATED = '\u0000repeated';
+
+/** Parses a query parameter given once as a decimal integer; anything else becomes NaN, which `IsInt` refuses. */
+export const toInt = (value: string): number => (/^-?\d{1,10}$/.test(value) ? Number(value) : Number.NaN);
+
+/**
+ * A scalar query parameter: `?limit=1&limit=2` is refused with 400 instead of silently picking one.
+ * `parse` converts the single raw string (for example `toInt`).
+ */
+export function Scalar(parse?: (value: string) => unknown): PropertyDecorator {
+  const transform = Transform(
+    ({ value }: { value: unknown }) => {
+      if (Array.isArray(value)) return REPEATED;
+      return parse !== undefined && typeof value === 'string' ? parse(value) : value;
+    },
+    { toClassOnly: true },
+  );
+  return (target: object, property: string | symbol) => {
+    transform(target, property);
+    registerDecorator({
+      name: 'scalar',
+      target: target.constructor,
+      propertyName: property as string,
+      options: { message: `${String(property)} must not be repeated` },
+      validator: { validate: (value: unknown) => value !== REPEATED },
+    });
+  };
+}

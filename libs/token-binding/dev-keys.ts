@@ -1,0 +1,43 @@
+import { generateKeyPairSync, createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export const DEV_KEY_ALG = 'ES256';
+
+export interface DevKey {
+  readonly kid: string;
+  readonly privateKey: KeyObject;
+  readonly publicJwk: JsonWebKey;
+}
+
+const fileIn = (dataDir: string): string => join(dataDir, 'dev-keys', 'es256.private.jwk.json');
+
+function fromJwk(jwk: JsonWebKey & { kid: string }): DevKey {
+  const { d: _d, ...publicJwk } = jwk;
+  return {
+    kid: jwk.kid,
+    privateKey: createPrivateKey({ key: jwk, format: 'jwk' }),
+    publicJwk: { ...publicJwk, alg: DEV_KEY_ALG, use: 'sig' },
+  };
+}
+
+/** Loads the dev signing key from `dataDir`, generating it on first use (DESIGN 6.5). */
+export async function ensureDevKey(dataDir: string): Promise<DevKey> {
+  const file = fileIn(dataDir);
+  try {
+    return fromJwk(JSON.parse(await readFile(file, 'utf8')) as JsonWebKey & { kid: string });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwk = { ...privateKey.export({ format: 'jwk' }), kid: `dev-${Date.now().toString(36)}` };
+  await mkdir(join(dataDir, 'dev-keys'), { recursive: true, mode: 0o700 });
+  try {
+    // `wx`: when two processes start together, the first writer wins and the other reads its key.
+    await writeFile(file, JSON.stringify(jwk), { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return fromJwk(JSON.parse(await readFile(file, 'utf8')) as JsonWebKey & { kid: string });
+  }
+  return fromJwk(jwk);
+}

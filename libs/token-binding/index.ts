@@ -1,0 +1,28 @@
+export {
+  hasScope,
+  isAdmin,
+  principalOf,
+  scopesOf,
+  SCOPE_ADMIN,
+  SCOPE_READ,
+  SCOPE_WRITE,
+  type Principal,
+} from './claims.js';
+export { DEV_KEY_ALG, ensureDevKey, type DevKey } from './dev-keys.js';
+export { Authenticated, BearerAuthGuard, CurrentPrincipal, principalOfRequest } from './http-auth.js';
+export {
+  KeySourceUnavailableError,
+  RemoteJwksKeyStore,
+  StaticKeyStore,
+  UnknownKeyError,
+  type KeyStore,
+} from './keys.js';
+export { TokenBindingModule } from './token-binding.module.js';
+export {
+  bearerToken,
+  InvalidTokenError,
+  keyStoreFor,
+  TokenVerifier,
+  tokenVerifierFor,
+  type VerificationPolicy,
+} from './token-verifier.js';

@@ -1,0 +1,61 @@
+import { Writable } from 'node:stream';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { queryObserver } from '#database';
+import { createHttpApp, loadSettings, type Settings } from '#platform';
+import { ApiModule } from '../../apps/api/api.module.js';
+import { ISSUER, writeJwksFile } from './tokens.js';
+
+/** Log lines the app wrote, parsed, for assertions about what is (not) logged. */
+export class LogCapture extends Writable {
+  readonly lines: Record<string, unknown>[] = [];
+  readonly raw: string[] = [];
+
+  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      this.raw.push(line);
+      this.lines.push(JSON.parse(line) as Record<string, unknown>);
+    }
+    done();
+  }
+}
+
+export function testSettings(env: Record<string, string> = {}): Settings {
+  return loadSettings({
+    NODE_ENV: 'test',
+    DATABASE_URL: process.env.DATABASE_URL,
+    JWT_JWKS_FILE: writeJwksFile(),
+    JWT_ISSUER: ISSUER,
+    CONTROLLER_HOST_ID: 'h-ctl',
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+}
+
+export interface TestApi {
+  readonly app: NestFastifyApplication;
+  readonly logs: LogCapture;
+  close(): Promise<void>;
+}
+
+/** The real api module on the test database, served in-process (requests through `app.inject`). */
+export async function startApi(env: Record<string, string> = {}): Promise<TestApi> {
+  const settings = testSettings(env);
+  const logs = new LogCapture();
+  const app = await createHttpApp(
+    ApiModule.forRoot({ settings, databaseUrl: settings.databaseUrl ?? '', logStream: logs }),
+  );
+  await app.init();
+  await app.getHttpAdapter().getInstance().ready();
+  return { app, logs, close: () => app.close() };
+}
+
+/** Runs `action` and returns how many SQL statements reached the database meanwhile. */
+export async function sqlDuring<T>(action: () => Promise<T>): Promise<{ result: T; queries: number }> {
+  const before = queryObserver.count;
+  const result = await action();
+  return { result, queries: queryObserver.count - before };
+}
+
+/** A short unique suffix so tests sharing one database never collide on names or ids. */
+export const unique = (prefix: string): string => `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
