@@ -26,3 +26,14 @@ export {
   tokenVerifierFor,
   type VerificationPolicy,
 } from './token-verifier.js';
+export {
+  BINDING_MESSAGES,
+  BindingEnforcer,
+  bindingLogFields,
+  decideBinding,
+  type BindingDecision,
+  type BindingLogFields,
+  type BindingReason,
+  type BindingRequest,
+  type BindingWarnLogger,
+} from './binding.js';

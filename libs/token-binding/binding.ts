@@ -1,0 +1,138 @@
+/**
+ * The binding rule (DESIGN 6.2, 6.3): a verified token is bound to a host, a service id and an
+ * environment. One pure function decides it for the config server and for the controller.
+ */
+
+export type BindingRequest =
+  | {
+      /** `GET /config-server/{configs,certs,files}`. */
+      readonly kind: 'config';
+      readonly host: string | undefined;
+      readonly serviceId: string | undefined;
+      readonly envTag: string | undefined;
+    }
+  | {
+      /** `service/register` on the controller; the host is the controller's own, never the message's. */
+      readonly kind: 'register';
+      readonly controllerHostId: string;
+      readonly serviceId: string | undefined;
+      readonly envTag: string | undefined;
+    };
+
+export type BindingReason = 'claims' | 'host' | 'sid' | 'env';
+
+export type BindingDecision =
+  { readonly allowed: true } | { readonly allowed: false; readonly reason: BindingReason; readonly message: string };
+
+export const BINDING_MESSAGES = {
+  claims: 'No verified token claims',
+  configHost: 'Token host does not match requested host',
+  controllerHost: 'Token host does not match controller hostId',
+  sid: 'Token sid does not match requested serviceId',
+  env: 'Token env does not match requested envTag',
+} as const;
+
+type Claims = Readonly<Record<string, unknown>>;
+
+/** A claim that is not a non-blank string counts as missing; surrounding whitespace is ignored. */
+function claim(claims: Claims, name: 'host' | 'sid' | 'env'): string | undefined {
+  const value = claims[name];
+  if (typeof value !== 'string') return undefined;
+  const trimmed = value.trim();
+  return trimmed === '' ? undefined : trimmed;
+}
+
+function requested(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed === undefined || trimmed === '' ? undefined : trimmed;
+}
+
+/** Exact, case-sensitive equality of two present values; a missing side never matches. */
+const matches = (token: string | undefined, wanted: string | undefined): boolean =>
+  token !== undefined && wanted !== undefined && token === wanted;
+
+const deny = (reason: BindingReason, message: string): BindingDecision => ({ allowed: false, reason, message });
+const ALLOW: BindingDecision = { allowed: true };
+
+/**
+ * Decides whether verified `claims` may act on `request`. `sub` never stands in for `sid` or `host`, and
+ * nothing but the claims and the request's own parameters is read. Missing claims deny (fail closed).
+ */
+export function decideBinding(claims: Claims | undefined, request: BindingRequest): BindingDecision {
+  if (claims === undefined || claims === null || typeof claims !== 'object') {
+    return deny('claims', BINDING_MESSAGES.claims);
+  }
+  const envTag = requested(request.envTag);
+  const envOk = envTag === undefined || matches(claim(claims, 'env'), envTag);
+  if (request.kind === 'config') {
+    if (!matches(claim(claims, 'host'), requested(request.host))) return deny('host', BINDING_MESSAGES.configHost);
+    const serviceId = requested(request.serviceId);
+    if (serviceId !== undefined && !matches(claim(claims, 'sid'), serviceId)) return deny('sid', BINDING_MESSAGES.sid);
+    return envOk ? ALLOW : deny('env', BINDING_MESSAGES.env);
+  }
+  if (!matches(claim(claims, 'sid'), requested(request.serviceId))) return deny('sid', BINDING_MESSAGES.sid);
+  if (!matches(claim(claims, 'host'), requested(request.controllerHostId))) {
+    return deny('host', BINDING_MESSAGES.controllerHost);
+  }
+  return envOk ? ALLOW : deny('env', BINDING_MESSAGES.env);
+}
+
+/** The fields of a rejection's warning line (DESIGN 6.2): never the token, never other claims. */
+export interface BindingLogFields {
+  readonly endpoint: string;
+  readonly requestedServiceId: string | null;
+  readonly tokenSid: string | null;
+  readonly requestedHost: string | null;
+  readonly tokenHost: string | null;
+  readonly envTag: string | null;
+  readonly tokenEnv: string | null;
+}
+
+function loggable(value: unknown): string | null {
+  return typeof value === 'string' ? value.slice(0, 256) : null;
+}
+
+export function bindingLogFields(
+  endpoint: string,
+  claims: Claims | undefined,
+  request: BindingRequest,
+): BindingLogFields {
+  return {
+    endpoint,
+    requestedServiceId: loggable(request.serviceId),
+    tokenSid: loggable(claims?.sid),
+    requestedHost: loggable(request.kind === 'config' ? request.host : request.controllerHostId),
+    tokenHost: loggable(claims?.host),
+    envTag: loggable(request.envTag),
+    tokenEnv: loggable(claims?.env),
+  };
+}
+
+export interface BindingWarnLogger {
+  warn(fields: object, message: string): void;
+}
+
+/**
+ * Applies the rule with the `ENFORCE_SID_HOST_MATCH` switch (DESIGN 6.4) and logs each mismatch once.
+ * With enforcement off a mismatch is still logged, with the words `enforcement disabled`, and allowed.
+ */
+export class BindingEnforcer {
+  constructor(
+    private readonly enforce: boolean,
+    private readonly logger: BindingWarnLogger,
+    private readonly onRejection: (reason: BindingReason, endpoint: string) => void = () => {},
+  ) {}
+
+  check(endpoint: string, claims: Claims | undefined, request: BindingRequest): BindingDecision {
+    const decision = decideBinding(claims, request);
+    if (decision.allowed) return decision;
+    const fields = { ...bindingLogFields(endpoint, claims, request), reason: decision.reason };
+    if (!this.enforce && decision.reason !== 'claims') {
+      this.logger.warn(fields, `token binding mismatch (enforcement disabled): ${decision.message}`);
+      return ALLOW;
+    }
+    this.onRejection(decision.reason, endpoint);
+    this.logger.warn(fields, `token binding rejected: ${decision.message}`);
+    return decision;
+  }
+}
