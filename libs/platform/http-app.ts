@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { requestId } from './logging.js';
-import { ProblemFilter, sendError } from './problem.js';
+import { ProblemFilter } from './problem.js';
 import { validationPipe } from './validation.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -19,12 +19,8 @@ export async function createHttpApp(root: DynamicModule): Promise<NestFastifyApp
   });
   const app = await NestFactory.create<NestFastifyApplication>(root, adapter, { bufferLogs: true });
   app.useLogger(app.get(Logger));
+  // Nest routes Fastify's own errors (bad JSON, body too large) through this filter too.
   app.useGlobalFilters(new ProblemFilter());
   app.useGlobalPipes(validationPipe());
-  // Errors raised by Fastify itself (bad JSON, body too large) get the same problem+json body.
-  app
-    .getHttpAdapter()
-    .getInstance()
-    .setErrorHandler((error, _request, reply) => sendError(reply, error));
   return app;
 }

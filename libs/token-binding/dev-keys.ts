@@ -1,3 +1,4 @@
+import { SignJWT, type JWTPayload } from 'jose';
 import { generateKeyPairSync, createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -40,4 +41,22 @@ export async function ensureDevKey(dataDir: string): Promise<DevKey> {
     return fromJwk(JSON.parse(await readFile(file, 'utf8')) as JsonWebKey & { kid: string });
   }
   return fromJwk(jwk);
+}
+
+export interface DevTokenOptions {
+  readonly issuer: string;
+  readonly audience: string;
+  readonly expiresInSec?: number;
+}
+
+/** Signs a token with the dev key: what `npm run token` prints (DESIGN 6.5). */
+export function signDevToken(key: DevKey, claims: JWTPayload, options: DevTokenOptions): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: DEV_KEY_ALG, kid: key.kid, typ: 'JWT' })
+    .setIssuer(options.issuer)
+    .setAudience(options.audience)
+    .setIssuedAt(now)
+    .setExpirationTime(now + (options.expiresInSec ?? 3600))
+    .sign(key.privateKey);
 }

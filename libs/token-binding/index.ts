@@ -8,7 +8,7 @@ export {
   SCOPE_WRITE,
   type Principal,
 } from './claims.js';
-export { DEV_KEY_ALG, ensureDevKey, type DevKey } from './dev-keys.js';
+export { DEV_KEY_ALG, ensureDevKey, signDevToken, type DevKey, type DevTokenOptions } from './dev-keys.js';
 export { Authenticated, BearerAuthGuard, CurrentPrincipal, principalOfRequest } from './http-auth.js';
 export {
   KeySourceUnavailableError,

@@ -1,0 +1,139 @@
+import 'reflect-metadata';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { migrate, resolveDatabase } from '#database';
+import { loadSettings, SettingsError, type Settings } from '#platform';
+import { ensureDevKey, signDevToken } from '#token-binding';
+
+/**
+ * `npm start`: one embedded PostgreSQL (unless DATABASE_URL is set), migrations, the dev seed, then the
+ * api and the controller as child processes. Ctrl-C / SIGTERM stops all of it cleanly.
+ */
+
+const READY_TIMEOUT_MS = 60_000;
+
+async function waitReady(name: string, url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} (see its log)`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${name} not ready after ${READY_TIMEOUT_MS / 1000} s`);
+}
+
+function startChild(name: string, entry: string, env: NodeJS.ProcessEnv, logDir: string): ChildProcess {
+  const log = createWriteStream(join(logDir, `${name}.log`), { flags: 'a' });
+  const child = spawn(process.execPath, [entry], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.pipe(log);
+  // Start-up failures are one line on stderr: show them here as well as in the log.
+  child.stderr?.on('data', (chunk: Buffer) => {
+    log.write(chunk);
+    process.stderr.write(`[${name}] ${chunk.toString('utf8')}`);
+  });
+  return child;
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+async function banner(settings: Settings): Promise<string> {
+  const api = `http://localhost:${settings.apiPort}`;
+  const controller = `localhost:${settings.controllerPort}`;
+  const lines = [
+    '',
+    'Bindery is running',
+    `  api          ${api}   (health: ${api}/health/ready)`,
+    `  controller   http://${controller}   ws://${controller}/ws/microservice`,
+    `  logs         ${join(settings.dataDir, 'logs')}/{api,controller}.log`,
+  ];
+  if (settings.devMode) {
+    const key = await ensureDevKey(settings.dataDir);
+    const options = { ...settings.jwt, expiresInSec: 8 * 3600 };
+    const admin = await signDevToken(key, { sub: 'dev-admin', scope: 'portal.r portal.w portal.admin' }, options);
+    const runtime = await signDevToken(
+      key,
+      { sub: 'petstore-runtime', scope: 'portal.r', host: settings.controllerHostId, sid: 'petstore', env: 'dev' },
+      options,
+    );
+    lines.push(
+      '',
+      'Dev tokens (issuer bindery-dev, valid 8 hours; more with `npm run token -- --help`):',
+      `  ADMIN=${admin}`,
+      `  RUNTIME=${runtime}`,
+      '',
+      'Try:',
+      `  curl -s -H "Authorization: Bearer ${admin}" ${api}/tags`,
+      `  curl -s -H "Authorization: Bearer ${runtime}" "${api}/config-server/configs?host=${settings.controllerHostId}&serviceId=petstore&envTag=dev"`,
+    );
+  }
+  lines.push('', 'Ctrl-C stops everything; data stays in .data/ for the next start.', '');
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const settings = loadSettings();
+  const database = await resolveDatabase(settings.databaseUrl, settings.dataDir);
+  const logDir = join(settings.dataDir, 'logs');
+  await mkdir(logDir, { recursive: true });
+  const children: ChildProcess[] = [];
+  let stopping = false;
+  const stopAll = async (code: number): Promise<never> => {
+    stopping = true;
+    await Promise.all(children.map(stopChild));
+    await database.stop();
+    process.exit(code);
+  };
+  process.once('SIGINT', () => void stopAll(0));
+  process.once('SIGTERM', () => void stopAll(0));
+  try {
+    await migrate(database.url);
+    await seed(database.url);
+    const env = {
+      ...process.env,
+      DATABASE_URL: database.url,
+      BINDERY_DATA_DIR: settings.dataDir,
+      RUN_MIGRATIONS: 'false',
+    };
+    const dist = join(import.meta.dirname, '..');
+    const api = startChild('api', join(dist, 'apps/api/main.js'), env, logDir);
+    const controller = startChild('controller', join(dist, 'apps/controller/main.js'), env, logDir);
+    children.push(api, controller);
+    for (const child of children) {
+      child.once('exit', (code) => {
+        if (stopping) return;
+        process.stderr.write(`a process exited unexpectedly (code ${code}); stopping\n`);
+        void stopAll(1);
+      });
+    }
+    await waitReady('api', `http://127.0.0.1:${settings.apiPort}/health/ready`, api);
+    await waitReady('controller', `http://127.0.0.1:${settings.controllerPort}/health/ready`, controller);
+    process.stdout.write(await banner(settings));
+  } catch (error) {
+    process.stderr.write(`start: ${(error as Error).message}\n`);
+    await stopAll(1);
+  }
+}
+
+/** The example configuration the printed runtime token's curl line reads. */
+async function seed(_url: string): Promise<void> {}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`start: ${error instanceof SettingsError ? error.message : String(error)}\n`);
+  process.exit(1);
+});
