@@ -59,3 +59,22 @@ export async function sqlDuring<T>(action: () => Promise<T>): Promise<{ result: 
 
 /** A short unique suffix so tests sharing one database never collide on names or ids. */
 export const unique = (prefix: string): string => `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
+
+export interface CallOptions {
+  readonly token?: string;
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+/** One HTTP request through the app's real stack (routing, guards, pipes, filters). */
+export function call(api: TestApi, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, options: CallOptions = {}) {
+  return api.app.inject({
+    method,
+    url,
+    headers: {
+      ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
+      ...options.headers,
+    },
+    ...(options.body === undefined ? {} : { payload: options.body as Record<string, unknown> }),
+  });
+}
