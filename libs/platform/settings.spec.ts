@@ -1,0 +1,76 @@
+import { describe, expect, it } from '@jest/globals';
+import { loadSettings, SettingsError } from './settings.js';
+
+const prod = {
+  NODE_ENV: 'production',
+  JWT_JWKS_URI: 'https://issuer.example/jwks',
+  JWT_ISSUER: 'https://issuer.example',
+  CONTROLLER_HOST_ID: 'h1',
+};
+
+describe('loadSettings', () => {
+  it('defaults to dev mode with the documented values', () => {
+    const s = loadSettings({});
+    expect(s).toMatchObject({
+      devMode: true,
+      databaseUrl: undefined,
+      apiPort: 8080,
+      controllerPort: 8081,
+      controllerHostId: 'dev-host',
+      enforceSidHostMatch: true,
+      logLevel: 'info',
+      jwt: { issuer: 'bindery-dev', audience: 'bindery', algorithms: ['RS256', 'ES256', 'PS256', 'EdDSA'] },
+    });
+  });
+
+  it('leaves dev mode when a key source is set, and then needs an issuer and a host id', () => {
+    expect(() => loadSettings({ JWT_JWKS_FILE: '/k.json' })).toThrow('Invalid setting JWT_ISSUER');
+    expect(() => loadSettings({ JWT_JWKS_FILE: '/k.json', JWT_ISSUER: 'i' })).toThrow(
+      'Invalid setting CONTROLLER_HOST_ID',
+    );
+    expect(loadSettings({ JWT_JWKS_FILE: '/k.json', JWT_ISSUER: 'i', CONTROLLER_HOST_ID: 'h' }).devMode).toBe(false);
+    expect(loadSettings(prod).production).toBe(true);
+  });
+
+  it.each([
+    [{ API_PORT: 'abc' }, 'API_PORT'],
+    [{ CONTROLLER_PORT: '70000' }, 'CONTROLLER_PORT'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
+    [{ JWT_JWKS_URI: 'ftp://x' }, 'JWT_JWKS_URI'],
+    [
+      { JWT_JWKS_URI: 'https://a/jwks', JWT_JWKS_FILE: '/k.json', JWT_ISSUER: 'i', CONTROLLER_HOST_ID: 'h' },
+      'JWT_JWKS_FILE',
+    ],
+    [{ JWT_ALGORITHMS: 'HS256' }, 'JWT_ALGORITHMS'],
+    [{ JWT_ALGORITHMS: 'none' }, 'JWT_ALGORITHMS'],
+    [{ JWT_ALGORITHMS: ' , ' }, 'JWT_ALGORITHMS'],
+    [{ ENFORCE_SID_HOST_MATCH: 'maybe' }, 'ENFORCE_SID_HOST_MATCH'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ NODE_ENV: 'production' }, 'JWT_JWKS_URI'],
+    [{ ...prod, ENFORCE_SID_HOST_MATCH: 'false' }, 'ENFORCE_SID_HOST_MATCH'],
+  ])('refuses %j with one line naming %s', (env, variable) => {
+    let error: unknown;
+    try {
+      loadSettings(env);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(SettingsError);
+    const message = (error as Error).message;
+    expect(message.startsWith(`Invalid setting ${variable}: `)).toBe(true);
+    expect(message).not.toContain('\n');
+  });
+
+  it('allows unenforced binding in production only with ALLOW_UNENFORCED_BINDING=true', () => {
+    const s = loadSettings({ ...prod, ENFORCE_SID_HOST_MATCH: 'false', ALLOW_UNENFORCED_BINDING: 'true' });
+    expect(s.enforceSidHostMatch).toBe(false);
+  });
+
+  it('parses algorithms, booleans and trims values', () => {
+    const s = loadSettings({ JWT_ALGORITHMS: ' ES256 , EdDSA ', ENFORCE_SID_HOST_MATCH: 'FALSE', API_PORT: ' 9000 ' });
+    expect(s.jwt.algorithms).toEqual(['ES256', 'EdDSA']);
+    expect(s.enforceSidHostMatch).toBe(false);
+    expect(s.apiPort).toBe(9000);
+  });
+});

@@ -1,0 +1,85 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { KeySourceUnavailableError, RemoteJwksKeyStore, StaticKeyStore, UnknownKeyError } from './keys.js';
+
+const ec = () => generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const jwk = (kid: string) => ({ ...ec().publicKey.export({ format: 'jwk' }), kid });
+const file = (name: string, text: string) => {
+  const path = join(mkdtempSync(join(tmpdir(), 'keys-')), name);
+  writeFileSync(path, text);
+  return path;
+};
+
+describe('StaticKeyStore', () => {
+  it('loads a JWKS file and picks keys by kid; an unknown kid is refused', async () => {
+    const store = await StaticKeyStore.fromFile(file('jwks.json', JSON.stringify({ keys: [jwk('a'), jwk('b')] })));
+    expect(store.keyFor('a').asymmetricKeyType).toBe('ec');
+    expect(store.keyFor('a')).toBe(store.keyFor('a'));
+    expect(() => store.keyFor('c')).toThrow(UnknownKeyError);
+    expect(() => store.keyFor(undefined)).toThrow(UnknownKeyError);
+  });
+
+  it('loads a PEM public key that matches any kid', async () => {
+    const pem = ec().publicKey.export({ type: 'spki', format: 'pem' });
+    const store = await StaticKeyStore.fromFile(file('key.pem', pem));
+    expect(store.keyFor('whatever')).toBe(store.keyFor(undefined));
+  });
+
+  it('refuses private keys and symmetric-only sets', async () => {
+    const pem = ec().privateKey.export({ type: 'pkcs8', format: 'pem' });
+    await expect(StaticKeyStore.fromFile(file('key.pem', pem))).rejects.toThrow('private key');
+    expect(() => StaticKeyStore.fromJwks({ keys: [{ kty: 'oct', k: 'c2VjcmV0', kid: 'h' }] })).toThrow(
+      'no usable public key',
+    );
+  });
+});
+
+describe('RemoteJwksKeyStore', () => {
+  it('fetches once, caches, and refetches an unknown kid at most once per interval', async () => {
+    let keys = [jwk('one')];
+    let fetches = 0;
+    const fakeFetch = (() => {
+      fetches += 1;
+      return Promise.resolve(new Response(JSON.stringify({ keys })));
+    }) as typeof fetch;
+    const store = new RemoteJwksKeyStore({
+      uri: 'https://issuer.test/jwks',
+      fetch: fakeFetch,
+      minRefetchIntervalMs: 60_000,
+    });
+    await store.keyFor('one');
+    await store.keyFor('one');
+    expect(fetches).toBe(1);
+    keys = [jwk('one'), jwk('two')];
+    await expect(Promise.resolve().then(() => store.keyFor('two'))).rejects.toThrow(UnknownKeyError);
+    expect(fetches).toBe(1);
+  });
+
+  it('refetches for a new kid once the interval has passed', async () => {
+    let keys = [jwk('one')];
+    let fetches = 0;
+    const fakeFetch = (() => {
+      fetches += 1;
+      return Promise.resolve(new Response(JSON.stringify({ keys })));
+    }) as typeof fetch;
+    const store = new RemoteJwksKeyStore({
+      uri: 'https://issuer.test/jwks',
+      fetch: fakeFetch,
+      minRefetchIntervalMs: 1,
+    });
+    await store.keyFor('one');
+    keys = [jwk('two')];
+    await new Promise((r) => setTimeout(r, 5));
+    expect((await store.keyFor('two')).asymmetricKeyType).toBe('ec');
+    expect(fetches).toBe(2);
+  });
+
+  it('reports an unreachable JWKS as unavailable, not as a bad token', async () => {
+    const failing = (() => Promise.reject(new Error('ECONNREFUSED'))) as typeof fetch;
+    const store = new RemoteJwksKeyStore({ uri: 'https://issuer.test/jwks', fetch: failing });
+    await expect(Promise.resolve().then(() => store.keyFor('one'))).rejects.toThrow(KeySourceUnavailableError);
+  });
+});
