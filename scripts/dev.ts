@@ -88,7 +88,7 @@ async function banner(settings: Settings): Promise<string> {
 
 async function main(): Promise<void> {
   const settings = loadSettings();
-  const database = await resolveDatabase(settings.databaseUrl, settings.dataDir);
+  const database = await resolveDatabase(settings);
   const logDir = join(settings.dataDir, 'logs');
   await mkdir(logDir, { recursive: true });
   const children: ChildProcess[] = [];

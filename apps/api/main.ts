@@ -4,7 +4,7 @@ import { createHttpApp, runMain } from '#platform';
 import { ApiModule } from './api.module.js';
 
 runMain('api', async (settings) => {
-  const database = await resolveDatabase(settings.databaseUrl, settings.dataDir);
+  const database = await resolveDatabase(settings);
   const app = await createHttpApp(ApiModule.forRoot({ settings, databaseUrl: database.url }));
   await app.listen({ port: settings.apiPort, host: settings.listenHost });
   return { app, cleanup: database.stop };

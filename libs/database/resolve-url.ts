@@ -7,7 +7,11 @@ export interface ResolvedDatabase {
 }
 
 /** `DATABASE_URL` when set; otherwise the embedded PostgreSQL under `<dataDir>/postgres` (DESIGN 2). */
-export async function resolveDatabase(databaseUrl: string | undefined, dataDir: string): Promise<ResolvedDatabase> {
-  if (databaseUrl !== undefined) return { url: databaseUrl, stop: async () => {} };
-  return startEmbeddedPostgres({ dir: join(dataDir, 'postgres') });
+export async function resolveDatabase(settings: {
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly embeddedPostgresPort: number;
+}): Promise<ResolvedDatabase> {
+  if (settings.databaseUrl !== undefined) return { url: settings.databaseUrl, stop: async () => {} };
+  return startEmbeddedPostgres({ dir: join(settings.dataDir, 'postgres'), port: settings.embeddedPostgresPort });
 }

@@ -28,6 +28,8 @@ export interface Settings {
   readonly devMode: boolean;
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
+  /** Port of the embedded PostgreSQL used when DATABASE_URL is unset. */
+  readonly embeddedPostgresPort: number;
   readonly apiPort: number;
   readonly controllerPort: number;
   /** Interface both processes listen on. */
@@ -160,6 +162,7 @@ export function loadSettings(env: Env = process.env): Settings {
     devMode,
     dataDir: resolve(text(env, 'BINDERY_DATA_DIR') ?? '.data'),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    embeddedPostgresPort: port(env, 'EMBEDDED_POSTGRES_PORT', 54329),
     apiPort: port(env, 'API_PORT', 8080),
     controllerPort: port(env, 'CONTROLLER_PORT', 8081),
     listenHost: text(env, 'LISTEN_HOST') ?? '0.0.0.0',

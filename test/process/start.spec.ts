@@ -1,0 +1,87 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { dataDir, freePort, requireBuild, run } from '../support/processes.js';
+
+const sh = promisify(execFile);
+
+describe('npm start (dist/scripts/dev.js) with the embedded PostgreSQL', () => {
+  let env: Record<string, string>;
+  let dir: string;
+
+  beforeAll(async () => {
+    requireBuild();
+    dir = await dataDir();
+    env = {
+      BINDERY_DATA_DIR: dir,
+      API_PORT: String(await freePort()),
+      CONTROLLER_PORT: String(await freePort()),
+      EMBEDDED_POSTGRES_PORT: String(await freePort()),
+      LISTEN_HOST: '127.0.0.1',
+    };
+  });
+
+  it('starts both processes, prints working tokens and curl lines, stops cleanly, and keeps data', async () => {
+    const first = run('scripts/dev.js', [], env);
+    await first.waitFor(/Ctrl-C stops everything/);
+    const admin = (await first.waitFor(/ADMIN=(\S+)/))[1]!;
+    const curl = (await first.waitFor(/^ {2}(curl .*\/tags)$/m))[1]!;
+    const listed = await sh('sh', ['-c', curl]);
+    expect(JSON.parse(listed.stdout)).toMatchObject({ total: expect.any(Number), tags: expect.any(Array) });
+    const api = `http://127.0.0.1:${env.API_PORT}`;
+    const created = await fetch(`${api}/tags`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ tagName: 'kept-across-restarts' }),
+    });
+    expect(created.status).toBe(201);
+    const controller = await fetch(`http://127.0.0.1:${env.CONTROLLER_PORT}/health/ready`);
+    expect(controller.status).toBe(200);
+
+    // A token from `npm run token` works against the running api.
+    const tokenRun = run('scripts/token.js', ['--sub', 'alice', '--scope', 'portal.r'], env);
+    expect(await tokenRun.exit()).toBe(0);
+    const fromCli = tokenRun.output().trim();
+    expect((await fetch(`${api}/tags`, { headers: { authorization: `Bearer ${fromCli}` } })).status).toBe(200);
+
+    first.child.kill('SIGTERM');
+    expect(await first.exit()).toBe(0);
+    await expect(fetch(`${api}/health/live`)).rejects.toThrow();
+    expect(existsSync(join(dir, 'postgres', 'postmaster.pid'))).toBe(false);
+
+    const second = run('scripts/dev.js', [], env);
+    const admin2 = (await second.waitFor(/ADMIN=(\S+)/))[1]!;
+    await second.waitFor(/Ctrl-C stops everything/);
+    const again = await fetch(`${api}/tags?tagName=kept-across-restarts`, {
+      headers: { authorization: `Bearer ${admin2}` },
+    });
+    expect(((await again.json()) as { total: number }).total).toBe(1);
+    second.child.kill('SIGINT');
+    expect(await second.exit()).toBe(0);
+  }, 120_000);
+
+  it('refuses a bad setting with one line naming the variable', async () => {
+    const api = run('apps/api/main.js', [], { ...env, API_PORT: 'eighty' });
+    expect(await api.exit()).toBe(1);
+    expect(api.output().trim()).toBe(
+      'api: Invalid setting API_PORT: must be an integer from 0 to 65535 (got "eighty")',
+    );
+    const controller = run('apps/controller/main.js', [], { ...env, NODE_ENV: 'production' });
+    expect(await controller.exit()).toBe(1);
+    expect(controller.output().trim().split('\n')).toHaveLength(1);
+    expect(controller.output()).toContain('Invalid setting JWT_JWKS_URI');
+  });
+
+  it('npm run token refuses outside dev mode', async () => {
+    const out = run('scripts/token.js', ['--sub', 'x'], {
+      ...env,
+      JWT_JWKS_FILE: '/nonexistent',
+      JWT_ISSUER: 'i',
+      CONTROLLER_HOST_ID: 'h',
+    });
+    expect(await out.exit()).toBe(1);
+    expect(out.output()).toContain('only in dev mode');
+  });
+});

@@ -1,0 +1,70 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const DIST = resolve('dist');
+
+/** Process tests run the built entry points, as operators do; `npm test` builds first. */
+export function requireBuild(): void {
+  if (!existsSync(join(DIST, 'scripts/dev.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+/** A data directory PostgreSQL (running as the `postgres` user under root) can enter. */
+export async function dataDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'bindery-proc-'));
+  await chmod(dir, 0o755);
+  return dir;
+}
+
+export interface Spawned {
+  readonly child: ChildProcess;
+  readonly output: () => string;
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  exit(timeoutMs?: number): Promise<number | null>;
+}
+
+/** Runs `node <entry>` with exactly `env` (plus PATH), collecting stdout and stderr. */
+export function run(entry: string, args: string[], env: Record<string, string>): Spawned {
+  const child = spawn(process.execPath, [join(DIST, entry), ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  child.stdout.on('data', (c: Buffer) => (text += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (text += c.toString('utf8')));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  return {
+    child,
+    output: () => text,
+    async waitFor(pattern, timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        const match = pattern.exec(text);
+        if (match !== null) return match;
+        if (child.exitCode !== null) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`no ${String(pattern)} in output:\n${text}`);
+    },
+    async exit(timeoutMs = 30_000) {
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
