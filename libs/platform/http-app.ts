@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { requestId } from './logging.js';
+import { Metrics } from './metrics.js';
 import { ProblemFilter } from './problem.js';
 import { validationPipe } from './validation.js';
 
@@ -22,5 +23,19 @@ export async function createHttpApp(root: DynamicModule): Promise<NestFastifyApp
   // Nest routes Fastify's own errors (bad JSON, body too large) through this filter too.
   app.useGlobalFilters(new ProblemFilter());
   app.useGlobalPipes(validationPipe());
+  const metrics = app.get(Metrics);
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onResponse', (request, reply, done) => {
+      // The route template keeps label cardinality bounded; unmatched paths share one label.
+      metrics.observe(
+        request.method,
+        request.routeOptions.url ?? 'unmatched',
+        reply.statusCode,
+        reply.elapsedTime / 1000,
+      );
+      done();
+    });
   return app;
 }

@@ -30,3 +30,4 @@ export {
 } from './settings.js';
 export { Scalar, toInt, validationPipe } from './validation.js';
 export { runMain, type Started } from './main.js';
+export { Metrics, MetricsController } from './metrics.js';

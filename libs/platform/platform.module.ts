@@ -2,6 +2,7 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
 import { HealthController } from './health.controller.js';
 import { loggerModule } from './logging.js';
+import { Metrics, MetricsController } from './metrics.js';
 import type { Settings } from './settings.js';
 
 export const SETTINGS = Symbol('SETTINGS');
@@ -12,7 +13,7 @@ export interface PlatformOptions {
   readonly logStream?: DestinationStream;
 }
 
-/** Settings, logging and health for every process. */
+/** Settings, logging, health and metrics for every process. */
 @Global()
 @Module({})
 export class PlatformModule {
@@ -20,9 +21,9 @@ export class PlatformModule {
     return {
       module: PlatformModule,
       imports: [loggerModule(options.settings.logLevel, options.logStream)],
-      controllers: [HealthController],
-      providers: [{ provide: SETTINGS, useValue: options.settings }],
-      exports: [SETTINGS],
+      controllers: [HealthController, MetricsController],
+      providers: [{ provide: SETTINGS, useValue: options.settings }, Metrics],
+      exports: [SETTINGS, Metrics],
     };
   }
 }

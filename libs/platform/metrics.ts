@@ -1,0 +1,64 @@
+import { Controller, Get, Header, Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Prometheus metrics of one process; a registry per app so several apps can share a test process. */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly httpRequests = new Counter({
+    name: 'bindery_http_requests_total',
+    help: 'HTTP requests by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpDuration = new Histogram({
+    name: 'bindery_http_request_duration_seconds',
+    help: 'HTTP request latency by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
+  readonly bindingRejections = new Counter({
+    name: 'bindery_binding_rejections_total',
+    help: 'Requests refused by the token binding rule, by reason (host, sid, env, claims) and endpoint',
+    labelNames: ['reason', 'endpoint'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** A gauge whose value is read when Prometheus scrapes (e.g. instances counted in the database). */
+  gauge(name: string, help: string, labelNames: readonly string[], collect: (gauge: Gauge) => Promise<void>): Gauge {
+    return new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      async collect() {
+        await collect(this);
+      },
+    });
+  }
+
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) };
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe(labels, seconds);
+  }
+}
+
+@Controller('metrics')
+export class MetricsController {
+  constructor(private readonly metrics: Metrics) {}
+
+  @Get()
+  @Header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
+  scrape(): Promise<string> {
+    return this.metrics.registry.metrics();
+  }
+}
