@@ -26,8 +26,8 @@ describe('npm start (dist/scripts/dev.js) with the embedded PostgreSQL', () => {
   it('starts both processes, prints working tokens and curl lines, stops cleanly, and keeps data', async () => {
     const first = run('scripts/dev.js', [], env);
     await first.waitFor(/Ctrl-C stops everything/);
-    const admin = (await first.waitFor(/ADMIN=(\S+)/))[1]!;
-    const curl = (await first.waitFor(/^ {2}(curl .*\/tags)$/m))[1]!;
+    const admin = (await first.waitFor(/ADMIN=(\S+)/))[1];
+    const curl = (await first.waitFor(/^ {2}(curl .*\/tags)$/m))[1];
     const listed = await sh('sh', ['-c', curl]);
     expect(JSON.parse(listed.stdout)).toMatchObject({ total: expect.any(Number), tags: expect.any(Array) });
     const api = `http://127.0.0.1:${env.API_PORT}`;
@@ -52,7 +52,7 @@ describe('npm start (dist/scripts/dev.js) with the embedded PostgreSQL', () => {
     expect(existsSync(join(dir, 'postgres', 'postmaster.pid'))).toBe(false);
 
     const second = run('scripts/dev.js', [], env);
-    const admin2 = (await second.waitFor(/ADMIN=(\S+)/))[1]!;
+    const admin2 = (await second.waitFor(/ADMIN=(\S+)/))[1];
     await second.waitFor(/Ctrl-C stops everything/);
     const again = await fetch(`${api}/tags?tagName=kept-across-restarts`, {
       headers: { authorization: `Bearer ${admin2}` },
