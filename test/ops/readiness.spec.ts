@@ -1,0 +1,41 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { startEmbeddedPostgres, type EmbeddedServer } from '#database';
+import { dataDir, freePort } from '../support/processes.js';
+import { call, startApi, type TestApi } from '../support/api.js';
+
+let dir: string;
+let port: number;
+let server: EmbeddedServer;
+let api: TestApi;
+
+const start = () => startEmbeddedPostgres({ dir: join(dir, 'pg'), port, database: 'bindery' });
+
+beforeAll(async () => {
+  dir = await dataDir();
+  port = await freePort();
+  server = await start();
+  api = await startApi({ DATABASE_URL: server.url });
+});
+
+afterAll(async () => {
+  await api.close();
+  await server.stop();
+});
+
+it('readiness fails while the database is down and recovers by itself when it returns', async () => {
+  expect((await call(api, 'GET', '/health/ready')).statusCode).toBe(200);
+  await server.stop();
+  const down = await call(api, 'GET', '/health/ready');
+  expect(down.statusCode).toBe(503);
+  expect(down.json()).toMatchObject({ status: 503, detail: 'The database is not reachable' });
+  expect((await call(api, 'GET', '/health/live')).statusCode).toBe(200);
+  server = await start();
+  const deadline = Date.now() + 15_000;
+  let status = 0;
+  while (Date.now() < deadline && status !== 200) {
+    status = (await call(api, 'GET', '/health/ready')).statusCode;
+    if (status !== 200) await new Promise((r) => setTimeout(r, 200));
+  }
+  expect(status).toBe(200);
+}, 60_000);
