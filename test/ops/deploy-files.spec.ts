@@ -1,3 +1,4 @@
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
@@ -39,6 +40,26 @@ describe('docker-compose.yml', () => {
     expect(controller?.depends_on?.api?.condition).toBe('service_healthy');
     expect(api?.environment?.RUN_MIGRATIONS).toBe('true');
     expect(api?.environment?.DATABASE_URL).toMatch(/^postgres:\/\/.*@postgres:5432\//);
+  });
+});
+
+/** `docker-compose config` (Debian's docker-compose, installed by .ci/run) validates the file's schema. */
+function composeValidator(): string[] | undefined {
+  if (spawnSync('docker', ['compose', 'version']).status === 0) return ['docker', 'compose'];
+  if (spawnSync('docker-compose', ['version']).status === 0) return ['docker-compose'];
+  return undefined;
+}
+
+describe('docker compose config', () => {
+  const validator = composeValidator();
+  const runIt = validator !== undefined || process.env.CI === 'true' ? it : it.skip;
+
+  runIt('accepts the file', () => {
+    expect(validator).toBeDefined();
+    const [command, ...args] = validator!;
+    expect(() =>
+      execFileSync(command, [...args, '-f', 'docker-compose.yml', 'config', '-q'], { stdio: 'pipe' }),
+    ).not.toThrow();
   });
 });
 
