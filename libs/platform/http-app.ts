@@ -27,6 +27,11 @@ export async function createHttpApp(root: DynamicModule): Promise<NestFastifyApp
   app
     .getHttpAdapter()
     .getInstance()
+    .addHook('onRequest', (request, reply, done) => {
+      // Echo the request id so a caller can quote it when reporting a problem.
+      void reply.header('x-request-id', request.id);
+      done();
+    })
     .addHook('onResponse', (request, reply, done) => {
       // The route template keeps label cardinality bounded; unmatched paths share one label.
       metrics.observe(

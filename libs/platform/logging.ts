@@ -32,7 +32,8 @@ export function loggerModule(level: LogLevel, stream?: DestinationStream): Dynam
   const options: PinoHttpOptions = {
     level,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-    genReqId: requestId,
+    // Fastify already chose the id (and middie copied it onto the raw request): log the same one.
+    genReqId: (req) => (typeof (req as { id?: unknown }).id === 'string' ? (req as { id: string }).id : requestId(req)),
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
     // Query strings stay out of request logs: they may carry ids operators consider private.
     serializers: {
