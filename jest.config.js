@@ -4,7 +4,13 @@ export default {
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.test.json' }],
+    // @fastify/static (the /docs page) require()s this ESM-only package; Node 20 can, jest cannot.
+    '/node_modules/content-disposition/.+\\.js$': [
+      'ts-jest',
+      { tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10', isolatedModules: true } },
+    ],
   },
+  transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
   moduleNameMapper: {
     '^#token-binding$': '<rootDir>/libs/token-binding/index.ts',
     '^#database$': '<rootDir>/libs/database/index.ts',

@@ -4,13 +4,22 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { Logger } from 'nestjs-pino';
 import { requestId } from './logging.js';
 import { Metrics } from './metrics.js';
+import { setupOpenApi } from './openapi.js';
 import { ProblemFilter } from './problem.js';
 import { validationPipe } from './validation.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 /** A Nest app on Fastify with the shared edge: problem+json errors, strict validation, pino logs. */
-export async function createHttpApp(root: DynamicModule): Promise<NestFastifyApplication> {
+export interface HttpAppOptions {
+  /** Title and description of the OpenAPI page served at `/docs`. */
+  readonly openApi?: { readonly title: string; readonly description: string };
+}
+
+export async function createHttpApp(
+  root: DynamicModule,
+  options: HttpAppOptions = {},
+): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: requestId,
@@ -42,5 +51,6 @@ export async function createHttpApp(root: DynamicModule): Promise<NestFastifyApp
       );
       done();
     });
+  if (options.openApi !== undefined) setupOpenApi(app, options.openApi.title, options.openApi.description);
   return app;
 }

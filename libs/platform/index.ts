@@ -1,5 +1,5 @@
 export { HealthController } from './health.controller.js';
-export { BODY_LIMIT_BYTES, createHttpApp } from './http-app.js';
+export { BODY_LIMIT_BYTES, createHttpApp, type HttpAppOptions } from './http-app.js';
 export { loggerModule, REDACTED_PATHS, requestId } from './logging.js';
 export { PlatformModule, SETTINGS, type PlatformOptions } from './platform.module.js';
 export {
@@ -31,3 +31,4 @@ export {
 export { Scalar, toInt, validationPipe } from './validation.js';
 export { runMain, type Started } from './main.js';
 export { Metrics, MetricsController } from './metrics.js';
+export { BEARER_SCHEME, problemResponse, setupOpenApi } from './openapi.js';

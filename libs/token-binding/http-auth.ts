@@ -10,7 +10,8 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
-import { ProblemException } from '#platform';
+import { ApiBearerAuth, ApiResponse } from '@nestjs/swagger';
+import { BEARER_SCHEME, ProblemException, problemResponse } from '#platform';
 import { hasScope, type Principal } from './claims.js';
 import { KeySourceUnavailableError } from './keys.js';
 import { bearerToken, TokenVerifier } from './token-verifier.js';
@@ -67,7 +68,13 @@ export class BearerAuthGuard implements CanActivate {
 
 /** Requires a valid bearer token carrying `scope` (admin implies write implies read). */
 export const Authenticated = (scope: string): MethodDecorator & ClassDecorator =>
-  applyDecorators(SetMetadata(REQUIRED_SCOPE, scope), UseGuards(BearerAuthGuard));
+  applyDecorators(
+    SetMetadata(REQUIRED_SCOPE, scope),
+    UseGuards(BearerAuthGuard),
+    ApiBearerAuth(BEARER_SCHEME),
+    ApiResponse(problemResponse(401, 'Missing or invalid bearer token (WWW-Authenticate: Bearer realm="bindery")')),
+    ApiResponse(problemResponse(403, `Authenticated but not allowed (needs scope ${scope}, or another host's data)`)),
+  );
 
 /** The verified caller; only valid on routes behind `@Authenticated`. */
 export const CurrentPrincipal = createParamDecorator((_: unknown, context: ExecutionContext): Principal => {

@@ -7,7 +7,7 @@ import { KeySourceUnavailableError, RemoteJwksKeyStore, StaticKeyStore, UnknownK
 
 const ec = () => generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const jwk = (kid: string) => ({ ...ec().publicKey.export({ format: 'jwk' }), kid });
-const file = (name: string, text: string) => {
+const file = (name: string, text: string | Buffer) => {
   const path = join(mkdtempSync(join(tmpdir(), 'keys-')), name);
   writeFileSync(path, text);
   return path;

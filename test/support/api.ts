@@ -3,6 +3,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { queryObserver } from '#database';
 import { createHttpApp, loadSettings, type Settings } from '#platform';
 import { ApiModule } from '../../apps/api/api.module.js';
+import { API_OPENAPI } from '../../apps/api/openapi.js';
 import { ISSUER, writeJwksFile } from './tokens.js';
 
 /** Log lines the app wrote, parsed, for assertions about what is (not) logged. */
@@ -44,6 +45,7 @@ export async function startApi(env: Record<string, string> = {}): Promise<TestAp
   const logs = new LogCapture();
   const app = await createHttpApp(
     ApiModule.forRoot({ settings, databaseUrl: settings.databaseUrl ?? '', logStream: logs }),
+    { openApi: API_OPENAPI },
   );
   await app.init();
   await app.getHttpAdapter().getInstance().ready();

@@ -1,3 +1,4 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { badRequest, Scalar, toInt } from '#platform';
 
@@ -5,12 +6,14 @@ export const MAX_PAGE_SIZE = 1000;
 
 /** `offset` and `limit`, shared by every list endpoint. */
 export class PageQueryDto {
+  @ApiPropertyOptional({ default: 0, minimum: 0 })
   @IsOptional()
   @Scalar(toInt)
   @IsInt()
   @Min(0)
   offset = 0;
 
+  @ApiPropertyOptional({ default: 20, minimum: 1, maximum: MAX_PAGE_SIZE })
   @IsOptional()
   @Scalar(toInt)
   @IsInt()

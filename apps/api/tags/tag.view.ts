@@ -1,19 +1,36 @@
+import { ApiProperty } from '@nestjs/swagger';
 import type { Tag } from './tag.entity.js';
 
-/** A tag on the wire (DESIGN 4.1). */
-export interface TagView {
-  readonly tagId: string;
-  readonly hostId: string | null;
-  readonly tagName: string;
-  readonly tagDesc: string | null;
-  readonly updateUser: string | null;
-  readonly updateTs: string;
-  readonly aggregateVersion: number;
+/** A tag on the wire (DESIGN 4.1); a class only so the OpenAPI document can describe it. */
+export class TagView {
+  @ApiProperty({ example: 'AZNbq1s3dHqQeJ2dn8xv1A', pattern: '^[A-Za-z0-9_-]{1,22}$' })
+  readonly tagId!: string;
+
+  @ApiProperty({ type: String, nullable: true, maxLength: 22, description: 'null: a global tag' })
+  readonly hostId!: string | null;
+
+  @ApiProperty({ example: 'pii', maxLength: 100, description: 'unique across all tags, case-insensitively' })
+  readonly tagName!: string;
+
+  @ApiProperty({ type: String, nullable: true, maxLength: 1024, example: 'personal data' })
+  readonly tagDesc!: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: "the writer's sub, client_id or cid" })
+  readonly updateUser!: string | null;
+
+  @ApiProperty({ format: 'date-time' })
+  readonly updateTs!: string;
+
+  @ApiProperty({ example: 1, description: 'also sent as the ETag W/"<n>"' })
+  readonly aggregateVersion!: number;
 }
 
-export interface TagPage {
-  readonly total: number;
-  readonly tags: readonly TagView[];
+export class TagPage {
+  @ApiProperty({ description: 'all matches, not just this page' })
+  readonly total!: number;
+
+  @ApiProperty({ type: [TagView] })
+  readonly tags!: readonly TagView[];
 }
 
 export function toTagView(tag: Tag): TagView {

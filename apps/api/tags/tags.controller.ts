@@ -1,19 +1,38 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
+import {
+  ApiHeader,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiCreatedResponse,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { problemResponse } from '#platform';
 import { Authenticated, CurrentPrincipal, SCOPE_READ, SCOPE_WRITE, type Principal } from '#token-binding';
 import { etagOf, parseIfMatch } from '../common/etag.js';
 import { IdPipe } from '../common/id.pipe.js';
 import { ListTagsQuery } from './dto/list-tags.query.js';
 import { TagBodyDto } from './dto/tag-body.dto.js';
 import { TagsService } from './tags.service.js';
-import type { TagPage, TagView } from './tag.view.js';
+import { TagPage, TagView } from './tag.view.js';
 
+const IF_MATCH = { name: 'If-Match', required: false, description: '`*` or ETags such as W/"3"; a mismatch is 412' };
+const ETAG = { ETag: { description: 'W/"<aggregateVersion>"', schema: { type: 'string' } } };
+
+@ApiTags('tags')
 @Controller('tags')
 export class TagsController {
   constructor(private readonly tags: TagsService) {}
 
   @Post()
   @Authenticated(SCOPE_WRITE)
+  @ApiCreatedResponse({
+    type: TagView,
+    headers: { Location: { description: '/tags/{tagId}', schema: { type: 'string' } }, ...ETAG },
+  })
+  @ApiResponse(problemResponse(400, 'Invalid body (errors names each field)'))
+  @ApiResponse(problemResponse(409, 'Duplicate tagName (case-insensitive) or tagId'))
   async create(
     @CurrentPrincipal() principal: Principal,
     @Body() body: TagBodyDto,
@@ -26,12 +45,16 @@ export class TagsController {
 
   @Get()
   @Authenticated(SCOPE_READ)
+  @ApiOkResponse({ type: TagPage })
+  @ApiResponse(problemResponse(400, 'Invalid or repeated query parameter'))
   list(@CurrentPrincipal() principal: Principal, @Query() query: ListTagsQuery): Promise<TagPage> {
     return this.tags.list(principal, query);
   }
 
   @Get(':tagId')
   @Authenticated(SCOPE_READ)
+  @ApiOkResponse({ type: TagView, headers: ETAG })
+  @ApiResponse(problemResponse(404, "No such tag (or another host's)"))
   async get(
     @CurrentPrincipal() principal: Principal,
     @Param('tagId', IdPipe) tagId: string,
@@ -44,6 +67,12 @@ export class TagsController {
 
   @Put(':tagId')
   @Authenticated(SCOPE_WRITE)
+  @ApiHeader(IF_MATCH)
+  @ApiOkResponse({ type: TagView, headers: ETAG })
+  @ApiResponse(problemResponse(400, 'Invalid body, or a body tagId different from the path'))
+  @ApiResponse(problemResponse(404, "No such tag (or another host's)"))
+  @ApiResponse(problemResponse(409, 'Duplicate tagName'))
+  @ApiResponse(problemResponse(412, 'If-Match does not match the current version'))
   async update(
     @CurrentPrincipal() principal: Principal,
     @Param('tagId', IdPipe) tagId: string,
@@ -59,6 +88,10 @@ export class TagsController {
   @Delete(':tagId')
   @HttpCode(204)
   @Authenticated(SCOPE_WRITE)
+  @ApiHeader(IF_MATCH)
+  @ApiNoContentResponse({ description: 'Deleted, with every association of the tag' })
+  @ApiResponse(problemResponse(404, "No such tag (or another host's)"))
+  @ApiResponse(problemResponse(412, 'If-Match does not match the current version'))
   async delete(
     @CurrentPrincipal() principal: Principal,
     @Param('tagId', IdPipe) tagId: string,

@@ -1,33 +1,42 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, MaxLength } from 'class-validator';
 import { Scalar } from '#platform';
 import { PageQueryDto } from '../../common/paging.js';
 
 /** Query of GET /tags (DESIGN 4.2). */
 export class ListTagsQuery extends PageQueryDto {
+  @ApiPropertyOptional({ description: 'case-insensitive substring of the name' })
   @IsOptional()
   @Scalar()
   @IsString()
   @MaxLength(100)
   tagName?: string;
 
+  @ApiPropertyOptional({ description: 'case-insensitive substring of the description' })
   @IsOptional()
   @Scalar()
   @IsString()
   @MaxLength(1024)
   tagDesc?: string;
 
+  @ApiPropertyOptional({ description: 'exact host id' })
   @IsOptional()
   @Scalar()
   @IsString()
   @MaxLength(22)
   hostId?: string;
 
+  @ApiPropertyOptional({ description: 'substring of name or description' })
   @IsOptional()
   @Scalar()
   @IsString()
   @MaxLength(1024)
   q?: string;
 
+  @ApiPropertyOptional({
+    description: 'comma list of tagName, tagDesc, updateTs, tagId; - prefix for descending',
+    example: '-updateTs,tagName',
+  })
   @IsOptional()
   @Scalar()
   @IsString()
