@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { DatabaseModule } from '#database';
 import { PlatformModule, type PlatformOptions } from '#platform';
 import { TokenBindingModule } from '#token-binding';
+import { EntityTagModule } from './entities/entity-tag.module.js';
 import { TagsModule } from './tags/tags.module.js';
 
 export interface ApiOptions extends PlatformOptions {
@@ -23,6 +24,7 @@ export class ApiModule {
         }),
         TokenBindingModule,
         TagsModule,
+        EntityTagModule,
       ],
     };
   }

@@ -1,0 +1,11 @@
+import { Entity } from 'typeorm';
+import { IdColumn, TaggableEntity, TextColumn } from './taggable.entity.js';
+
+/** A document (table `document`, DESIGN 5.1). */
+@Entity({ name: 'document' })
+export class DocumentEntity extends TaggableEntity {
+  @IdColumn('document') documentId!: string;
+  @TextColumn('title', 200, false) title!: string;
+  @TextColumn('content_type', 255) contentType!: string | null;
+  @TextColumn('body') body!: string | null;
+}

@@ -1,0 +1,15 @@
+import { Entity, PrimaryColumn } from 'typeorm';
+
+const LinkColumn = (name: string, length: number): PropertyDecorator =>
+  PrimaryColumn({ name, type: 'varchar', length, primaryKeyConstraintName: 'pk_entity_tag' });
+
+/**
+ * One link between an entity and a tag (table `entity_tag`, DESIGN 5.2). `entityId` names a row of the
+ * table of `entityType`; being polymorphic it has no foreign key, so services remove links with the entity.
+ */
+@Entity({ name: 'entity_tag' })
+export class EntityTag {
+  @LinkColumn('entity_type', 16) entityType!: string;
+  @LinkColumn('entity_id', 22) entityId!: string;
+  @LinkColumn('tag_id', 22) tagId!: string;
+}

@@ -1,0 +1,11 @@
+import { Entity } from 'typeorm';
+import { IdColumn, TaggableEntity, TextColumn } from './taggable.entity.js';
+
+/** A product (table `product`, DESIGN 5.1). */
+@Entity({ name: 'product' })
+export class ProductEntity extends TaggableEntity {
+  @IdColumn('product') productId!: string;
+  @TextColumn('product_name', 100, false) productName!: string;
+  @TextColumn('product_version', 50) productVersion!: string | null;
+  @TextColumn('product_desc', 1024) productDesc!: string | null;
+}
