@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { DatabaseModule } from '#database';
 import { PlatformModule, type PlatformOptions } from '#platform';
 import { TokenBindingModule } from '#token-binding';
+import { ConfigServerModule } from './config-server/config-server.module.js';
 import { EntityTagModule } from './entities/entity-tag.module.js';
 import { TagsModule } from './tags/tags.module.js';
 
@@ -25,6 +26,7 @@ export class ApiModule {
         TokenBindingModule,
         TagsModule,
         EntityTagModule,
+        ConfigServerModule,
       ],
     };
   }

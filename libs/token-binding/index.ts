@@ -37,3 +37,12 @@ export {
   type BindingRequest,
   type BindingWarnLogger,
 } from './binding.js';
+export {
+  AuthenticatedConfigRequest,
+  BINDING_LOG_CONTEXT,
+  bindingLogger,
+  ConfigBindingGuard,
+  UNENFORCED_BINDING_WARNING,
+  UnenforcedBindingWarning,
+  warnIfBindingUnenforced,
+} from './binding.guard.js';

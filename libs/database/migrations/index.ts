@@ -1,5 +1,6 @@
 import { CreateTag1763700000000 } from './1763700000000-create-tag.js';
 import { CreateEntities1763700001000 } from './1763700001000-create-entities.js';
+import { CreateConfig1763700002000 } from './1763700002000-create-config.js';
 
 /** Every migration, oldest first; add new ones at the end. */
-export const migrations = [CreateTag1763700000000, CreateEntities1763700001000];
+export const migrations = [CreateTag1763700000000, CreateEntities1763700001000, CreateConfig1763700002000];

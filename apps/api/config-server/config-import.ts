@@ -1,0 +1,178 @@
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { DataSource } from 'typeorm';
+import { parse as parseYaml } from 'yaml';
+import { dropLayerIfEmpty, upsertLayer, writeFiles, writeProperties } from './config-store.js';
+import {
+  checkProperties,
+  fileNameProblem,
+  MAX_FILE_BYTES,
+  MAX_FILES_PER_KIND,
+  type JsonValue,
+} from './config-values.js';
+import { addressPart, FILE_KINDS, layerAddress, type FileKind, type LayerAddress } from './layer-address.js';
+
+/** The `npm run config:import` command (docs/config-server.md): one layer from a values.yml and/or a folder. */
+
+export const IMPORT_USAGE = `usage: npm run config:import -- --host HOST (--serviceId ID | --productId ID --productVersion V)
+         [--envTag ENV] [VALUES_YML] [FILES_DIR] [--kind cert|file]
+
+Replaces one layer's properties with VALUES_YML (flat configName.propertyName keys) and/or its files of
+--kind (default file) with the regular files of FILES_DIR (not recursive, dotfiles skipped), in one
+transaction. Parts not given are left unchanged. Uses DATABASE_URL, else the embedded PostgreSQL.`;
+
+/** A command-line mistake: printed with the usage, exit code 2. */
+export class ImportUsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ImportUsageError';
+  }
+}
+
+export interface ImportPlan {
+  readonly address: LayerAddress;
+  readonly valuesFile: string | undefined;
+  readonly filesDir: string | undefined;
+  readonly kind: FileKind;
+}
+
+export interface ImportContents {
+  readonly properties: Readonly<Record<string, JsonValue>> | undefined;
+  readonly files: ReadonlyMap<string, Buffer> | undefined;
+}
+
+const isDirectory = async (path: string): Promise<boolean> => {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    throw new ImportUsageError(`${path}: no such file or directory`);
+  }
+};
+
+function parseCommandLine(argv: readonly string[]) {
+  try {
+    return parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        host: { type: 'string' },
+        serviceId: { type: 'string' },
+        productId: { type: 'string' },
+        productVersion: { type: 'string' },
+        envTag: { type: 'string' },
+        kind: { type: 'string' },
+      },
+    });
+  } catch (error) {
+    throw new ImportUsageError((error as Error).message);
+  }
+}
+
+/** Parses the arguments; a positional that is a directory is the files folder, any other the values file. */
+export async function parseImportArgs(argv: readonly string[]): Promise<ImportPlan> {
+  const { values, positionals } = parseCommandLine(argv);
+  let address: LayerAddress;
+  try {
+    address = layerAddress({
+      host: addressPart('host', values.host),
+      serviceId: addressPart('serviceId', values.serviceId),
+      productId: addressPart('productId', values.productId),
+      productVersion: addressPart('productVersion', values.productVersion),
+      envTag: addressPart('envTag', values.envTag),
+    });
+  } catch (error) {
+    throw new ImportUsageError((error as Error).message);
+  }
+  const kind = values.kind ?? 'file';
+  if (!(FILE_KINDS as readonly string[]).includes(kind)) throw new ImportUsageError('--kind must be cert or file');
+  let valuesFile: string | undefined;
+  let filesDir: string | undefined;
+  for (const path of positionals) {
+    if (await isDirectory(path)) {
+      if (filesDir !== undefined) throw new ImportUsageError('give at most one files folder');
+      filesDir = path;
+    } else {
+      if (valuesFile !== undefined) throw new ImportUsageError('give at most one values file');
+      valuesFile = path;
+    }
+  }
+  if (valuesFile === undefined && filesDir === undefined) {
+    throw new ImportUsageError('give a values file, a files folder, or both');
+  }
+  if (values.kind !== undefined && filesDir === undefined) throw new ImportUsageError('--kind needs a files folder');
+  return { address, valuesFile, filesDir, kind: kind as FileKind };
+}
+
+async function readValues(path: string): Promise<Record<string, JsonValue>> {
+  let document: unknown;
+  try {
+    // The core schema keeps YAML 1.2 types only: dates and the like stay strings.
+    document = parseYaml(await readFile(path, 'utf8'), { schema: 'core' });
+  } catch (error) {
+    throw new ImportUsageError(`${path}: ${(error as Error).message}`);
+  }
+  try {
+    // An empty file is an empty layer.
+    return checkProperties(document ?? {}, '');
+  } catch (error) {
+    throw new ImportUsageError(`${path}: ${(error as Error).message}`);
+  }
+}
+
+async function readFolder(dir: string): Promise<Map<string, Buffer>> {
+  const files = new Map<string, Buffer>();
+  const names = (await readdir(dir)).filter((name) => !name.startsWith('.')).sort();
+  for (const name of names) {
+    const path = join(dir, name);
+    // stat follows symlinks, as in a mounted Kubernetes secret.
+    const info = await stat(path);
+    if (!info.isFile()) continue;
+    const problem = fileNameProblem(name);
+    if (problem !== undefined) throw new ImportUsageError(`${path}: ${problem}`);
+    if (info.size > MAX_FILE_BYTES) throw new ImportUsageError(`${path}: larger than ${MAX_FILE_BYTES} bytes`);
+    files.set(name, await readFile(path));
+  }
+  if (files.size > MAX_FILES_PER_KIND) throw new ImportUsageError(`${dir}: more than ${MAX_FILES_PER_KIND} files`);
+  return files;
+}
+
+/** Reads and checks everything before the database is touched: a bad file changes nothing. */
+export async function readImport(plan: ImportPlan): Promise<ImportContents> {
+  return {
+    properties: plan.valuesFile === undefined ? undefined : await readValues(plan.valuesFile),
+    files: plan.filesDir === undefined ? undefined : await readFolder(plan.filesDir),
+  };
+}
+
+export interface ImportSummary {
+  readonly properties: number | undefined;
+  readonly files: number | undefined;
+}
+
+/** Replaces the given parts of the layer in one transaction. */
+export async function importLayer(
+  dataSource: DataSource,
+  plan: ImportPlan,
+  contents: ImportContents,
+  user = 'config-import',
+): Promise<ImportSummary> {
+  await dataSource.transaction(async (tx) => {
+    const layerId = await upsertLayer(tx, plan.address, user);
+    if (contents.properties !== undefined) await writeProperties(tx, layerId, contents.properties, 'replace');
+    if (contents.files !== undefined) await writeFiles(tx, layerId, plan.kind, contents.files, 'replace');
+    await dropLayerIfEmpty(tx, layerId);
+  });
+  return {
+    properties: contents.properties === undefined ? undefined : Object.keys(contents.properties).length,
+    files: contents.files?.size,
+  };
+}
+
+export function describeLayer(address: LayerAddress): string {
+  return Object.entries(address)
+    .filter(([, value]) => value !== null)
+    .map(([name, value]) => `${name}=${String(value)}`)
+    .join(' ');
+}

@@ -1,0 +1,13 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsObject } from 'class-validator';
+
+/** Body of PUT /config-server/admin/files; names and base64 contents are checked by `decodeFiles()`. */
+export class FilesBodyDto {
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string', format: 'byte' },
+    example: { 'server.keystore': 'AAECAw==' },
+  })
+  @IsObject({ message: 'files must be an object of file name to base64 content' })
+  files!: Record<string, unknown>;
+}

@@ -1,0 +1,13 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsObject } from 'class-validator';
+
+/** Body of PUT /config-server/admin/properties; keys and values are checked by `checkProperties()`. */
+export class PropertiesBodyDto {
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    example: { 'server.httpPort': 8443, 'server.enableHttps': true },
+  })
+  @IsObject({ message: 'properties must be an object of configName.propertyName keys' })
+  properties!: Record<string, unknown>;
+}

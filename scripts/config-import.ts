@@ -1,0 +1,54 @@
+import 'reflect-metadata';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions, resolveDatabase, runMigrations } from '#database';
+import { loadSettings, SettingsError } from '#platform';
+import {
+  describeLayer,
+  IMPORT_USAGE,
+  importLayer,
+  ImportUsageError,
+  parseImportArgs,
+  readImport,
+} from '../apps/api/config-server/config-import.js';
+
+/** `npm run config:import -- ...`: loads a values.yml and/or a folder of files into one config layer. */
+async function main(argv: readonly string[]): Promise<void> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${IMPORT_USAGE}\n`);
+    return;
+  }
+  const plan = await parseImportArgs(argv);
+  // Everything is read and checked before the database is opened.
+  const contents = await readImport(plan);
+  // The same settings as the processes: DATABASE_URL, else the embedded server under BINDERY_DATA_DIR.
+  const database = await resolveDatabase(loadSettings());
+  const dataSource = new DataSource(
+    dataSourceOptions({ url: database.url, poolSize: 2, applicationName: 'bindery-config-import' }),
+  );
+  try {
+    await dataSource.initialize();
+    await runMigrations(dataSource);
+    const summary = await importLayer(dataSource, plan, contents);
+    const parts = [
+      summary.properties === undefined ? undefined : `${summary.properties} properties`,
+      summary.files === undefined ? undefined : `${summary.files} files of kind ${plan.kind}`,
+    ].filter((p) => p !== undefined);
+    process.stdout.write(`config:import: replaced ${parts.join(' and ')} of layer ${describeLayer(plan.address)}\n`);
+  } finally {
+    if (dataSource.isInitialized) await dataSource.destroy();
+    await database.stop();
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof SettingsError) {
+    process.stderr.write(`config:import: ${error.message}\n`);
+    process.exit(1);
+  }
+  if (error instanceof ImportUsageError) {
+    process.stderr.write(`config:import: ${error.message}\n\n${IMPORT_USAGE}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`config:import: failed: ${(error as Error).message}\n`);
+  process.exit(1);
+});
