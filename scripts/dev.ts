@@ -3,9 +3,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { migrate, resolveDatabase } from '#database';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions, resolveDatabase, runMigrations } from '#database';
 import { loadSettings, SettingsError, type Settings } from '#platform';
 import { ensureDevKey, signDevToken } from '#token-binding';
+import { seedDevConfig } from '../apps/api/config-server/dev-seed.js';
 
 /**
  * `npm start`: one embedded PostgreSQL (unless DATABASE_URL is set), migrations, the dev seed, then the
@@ -102,8 +104,7 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stopAll(0));
   process.once('SIGTERM', () => void stopAll(0));
   try {
-    await migrate(database.url);
-    await seed(database.url);
+    await prepare(database.url);
     const env = {
       ...process.env,
       DATABASE_URL: database.url,
@@ -130,8 +131,17 @@ async function main(): Promise<void> {
   }
 }
 
-/** The example configuration the printed runtime token's curl line reads. */
-async function seed(_url: string): Promise<void> {}
+/** Migrations, then the example configuration the printed runtime token's curl line reads. */
+async function prepare(url: string): Promise<void> {
+  const dataSource = new DataSource(dataSourceOptions({ url, poolSize: 2, applicationName: 'bindery-dev-start' }));
+  await dataSource.initialize();
+  try {
+    await runMigrations(dataSource);
+    await seedDevConfig(dataSource);
+  } finally {
+    await dataSource.destroy();
+  }
+}
 
 main().catch((error: unknown) => {
   process.stderr.write(`start: ${error instanceof SettingsError ? error.message : String(error)}\n`);

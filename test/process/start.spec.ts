@@ -30,6 +30,10 @@ describe('npm start (dist/scripts/dev.js) with the embedded PostgreSQL', () => {
     const curl = (await first.waitFor(/^ {2}(curl .*\/tags)$/m))[1];
     const listed = await sh('sh', ['-c', curl]);
     expect(JSON.parse(listed.stdout)).toMatchObject({ total: expect.any(Number), tags: expect.any(Array) });
+    // The runtime token's line reads the seeded configuration, as printed.
+    const configCurl = (await first.waitFor(/^ {2}(curl .*\/config-server\/configs.*)$/m))[1];
+    const config = JSON.parse((await sh('sh', ['-c', configCurl])).stdout) as Record<string, unknown>;
+    expect(config).toMatchObject({ 'server.httpPort': 8443, 'server.enableHttps': true });
     const api = `http://127.0.0.1:${env.API_PORT}`;
     const created = await fetch(`${api}/tags`, {
       method: 'POST',
