@@ -1,7 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DatabaseModule } from '#database';
 import { PlatformModule, type PlatformOptions } from '#platform';
-import { TokenBindingModule } from '#token-binding';
+import { TokenBindingModule, UnenforcedBindingWarning } from '#token-binding';
+import { RegistryModule } from './registry/registry.module.js';
 
 export interface ControllerOptions extends PlatformOptions {
   readonly databaseUrl: string;
@@ -22,7 +23,10 @@ export class ControllerModule {
           applicationName: 'bindery-controller',
         }),
         TokenBindingModule,
+        RegistryModule,
       ],
+      // DESIGN 6.4: the start-up warning when ENFORCE_SID_HOST_MATCH=false.
+      providers: [UnenforcedBindingWarning],
     };
   }
 }

@@ -1,13 +1,11 @@
 import 'reflect-metadata';
-import { WsAdapter } from '@nestjs/platform-ws';
 import { resolveDatabase } from '#database';
-import { createHttpApp, runMain } from '#platform';
-import { ControllerModule } from './controller.module.js';
+import { runMain } from '#platform';
+import { createControllerApp } from './app.js';
 
 runMain('controller', async (settings) => {
   const database = await resolveDatabase(settings);
-  const app = await createHttpApp(ControllerModule.forRoot({ settings, databaseUrl: database.url }));
-  app.useWebSocketAdapter(new WsAdapter(app));
+  const app = await createControllerApp({ settings, databaseUrl: database.url });
   await app.listen({ port: settings.controllerPort, host: settings.listenHost });
   return { app, cleanup: database.stop };
 });

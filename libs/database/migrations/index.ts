@@ -1,6 +1,12 @@
 import { CreateTag1763700000000 } from './1763700000000-create-tag.js';
 import { CreateEntities1763700001000 } from './1763700001000-create-entities.js';
 import { CreateConfig1763700002000 } from './1763700002000-create-config.js';
+import { CreateRegistry1763700003000 } from './1763700003000-create-registry.js';
 
 /** Every migration, oldest first; add new ones at the end. */
-export const migrations = [CreateTag1763700000000, CreateEntities1763700001000, CreateConfig1763700002000];
+export const migrations = [
+  CreateTag1763700000000,
+  CreateEntities1763700001000,
+  CreateConfig1763700002000,
+  CreateRegistry1763700003000,
+];

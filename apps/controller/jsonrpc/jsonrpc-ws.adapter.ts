@@ -1,0 +1,106 @@
+import { Logger } from '@nestjs/common';
+import { WsAdapter } from '@nestjs/platform-ws';
+import type { MessageMappingProperties } from '@nestjs/websockets';
+import { isObservable, lastValueFrom, type Observable } from 'rxjs';
+import type { RawData, WebSocket } from 'ws';
+import { ProblemException } from '#platform';
+import { invalidParams } from './jsonrpc-validation.pipe.js';
+import {
+  failure,
+  JSONRPC_ERRORS,
+  JsonRpcError,
+  parseFrame,
+  success,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from './jsonrpc.js';
+
+function textOf(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data as ArrayBuffer).toString('utf8');
+}
+
+/**
+ * `WsAdapter` speaking JSON-RPC 2.0 instead of Nest's `{event, data}` frames (STACK.md): the method
+ * names the `@SubscribeMessage` handler, which receives the params; its result or its `JsonRpcError`
+ * is wrapped in the response envelope. Notifications are never answered. Gateways must rethrow their
+ * errors to this adapter (`JsonRpcRethrowFilter`).
+ */
+export class JsonRpcWsAdapter extends WsAdapter {
+  private readonly rpcLogger = new Logger('JsonRpc');
+
+  override bindMessageHandlers(
+    client: WebSocket,
+    handlers: MessageMappingProperties[],
+    _transform: (data: unknown) => Observable<unknown>,
+  ): void {
+    const methods = new Map<string, MessageMappingProperties>();
+    for (const handler of handlers) methods.set(String(handler.message), handler);
+    client.on('message', (data: RawData, isBinary: boolean) => {
+      void this.dispatch(client, methods, data, isBinary);
+    });
+  }
+
+  private async dispatch(
+    client: WebSocket,
+    methods: ReadonlyMap<string, MessageMappingProperties>,
+    data: RawData,
+    isBinary: boolean,
+  ): Promise<void> {
+    // Frames still arriving after the server started closing (a rejection) are not served.
+    if (client.readyState !== client.OPEN) return;
+    if (isBinary) {
+      this.send(
+        client,
+        failure(null, { ...JSONRPC_ERRORS.invalidRequest, data: { detail: 'only text frames are accepted' } }),
+      );
+      return;
+    }
+    const parsed = parseFrame(textOf(data));
+    if (!parsed.ok) {
+      this.send(client, parsed.reply);
+      return;
+    }
+    const { request, notification } = parsed;
+    const id: JsonRpcId = request.id ?? null;
+    const handler = methods.get(request.method);
+    if (handler === undefined) {
+      if (!notification) this.send(client, failure(id, JSONRPC_ERRORS.methodNotFound));
+      return;
+    }
+    if (Array.isArray(request.params)) {
+      const error = invalidParams([{ field: 'params', message: 'params must be an object (by-name)' }]);
+      if (!notification) this.send(client, failure(id, error.toObject()));
+      return;
+    }
+    try {
+      const result = await this.invoke(handler, request);
+      if (!notification) this.send(client, success(id, result ?? null));
+    } catch (error) {
+      const rpcError = this.toJsonRpcError(error, request.method);
+      if (!notification) this.send(client, failure(id, rpcError.toObject()));
+      const close = rpcError.closeAfterReply;
+      if (close !== undefined && client.readyState === client.OPEN) client.close(close.code, close.reason);
+    }
+  }
+
+  private async invoke(handler: MessageMappingProperties, request: JsonRpcRequest): Promise<unknown> {
+    const returned: unknown = await handler.callback(request.params, request.method);
+    return isObservable(returned) ? lastValueFrom(returned, { defaultValue: null }) : returned;
+  }
+
+  private toJsonRpcError(error: unknown, method: string): JsonRpcError {
+    if (error instanceof JsonRpcError) return error;
+    // The app's global HTTP validation pipe, should it ever see params: still -32602 with the fields.
+    if (error instanceof ProblemException && error.getStatus() === 400) return invalidParams(error.extras.errors ?? []);
+    // Internals never reach the client; the log line names the method, never the params (they may hold a token).
+    this.rpcLogger.error({ err: error, method }, 'JSON-RPC handler failed');
+    return new JsonRpcError(JSONRPC_ERRORS.internalError.code, JSONRPC_ERRORS.internalError.message);
+  }
+
+  private send(client: WebSocket, response: JsonRpcResponse): void {
+    if (client.readyState !== client.OPEN) return;
+    client.send(JSON.stringify(response));
+  }
+}

@@ -1,0 +1,36 @@
+import { randomUUID } from 'node:crypto';
+
+/**
+ * What the controller knows about one WebSocket: the token it may act with, the instances it
+ * registered (its close disconnects them; only it may deregister them) and its liveness.
+ */
+export class RegistryConnection {
+  /** Stored with each instance it registers, so a stale socket's close never touches a newer registration. */
+  readonly id = randomUUID();
+  readonly instances = new Set<string>();
+  /** Answered the last ping (or sent anything) since the previous liveness tick. */
+  alive = true;
+  closed = false;
+  /** Without an `Authorization` header: the `params.jwt` of the last successful `service/register`. */
+  private registeredToken: string | undefined;
+
+  /** `headerToken`: the bearer token of the upgrade, already verified once by then. */
+  constructor(private readonly headerToken: string | undefined) {}
+
+  /**
+   * The token a call acts with (DESIGN 8): the header's, which a `params.jwt` must then equal; else the
+   * call's `params.jwt`; else (not for `service/register`, where it is required) the one adopted at
+   * registration. Undefined means unauthorized.
+   */
+  tokenFor(jwt: string | undefined, method: 'register' | 'other'): string | undefined {
+    if (this.headerToken !== undefined) {
+      return jwt === undefined || jwt === this.headerToken ? this.headerToken : undefined;
+    }
+    return method === 'register' ? jwt : (jwt ?? this.registeredToken);
+  }
+
+  /** After a successful registration with `params.jwt`: later calls may omit it. */
+  adopt(jwt: string | undefined): void {
+    if (this.headerToken === undefined && jwt !== undefined) this.registeredToken = jwt;
+  }
+}

@@ -1,0 +1,34 @@
+import { JSONRPC_ERRORS, JsonRpcError } from '../jsonrpc/jsonrpc.js';
+
+/** Close code after a rejected token or binding (RFC 6455 policy violation; DESIGN 8). */
+export const CLOSE_POLICY_VIOLATION = 1008;
+/** Close code on shutdown (RFC 6455 going away; DESIGN 9). */
+export const CLOSE_GOING_AWAY = 1001;
+
+export const NOT_OWNER_MESSAGE = 'runtimeInstanceId was not registered on this connection';
+
+/** Missing or invalid token: -32001, then close 1008 "Unauthorized" (DESIGN 8). */
+export const unauthorized = (): JsonRpcError =>
+  new JsonRpcError(
+    JSONRPC_ERRORS.unauthorized.code,
+    JSONRPC_ERRORS.unauthorized.message,
+    { status: 401 },
+    { code: CLOSE_POLICY_VIOLATION, reason: JSONRPC_ERRORS.unauthorized.message },
+  );
+
+/** A `service/register` binding mismatch: -32003 with the sentence, then close 1008 with it (DESIGN 8). */
+export const bindingRejected = (sentence: string): JsonRpcError =>
+  new JsonRpcError(
+    JSONRPC_ERRORS.forbidden.code,
+    sentence,
+    { status: 403 },
+    { code: CLOSE_POLICY_VIOLATION, reason: sentence },
+  );
+
+/** Authenticated but not allowed, for calls that keep the socket open (lookup host, deregister owner). */
+export const forbidden = (sentence: string): JsonRpcError =>
+  new JsonRpcError(JSONRPC_ERRORS.forbidden.code, sentence, { status: 403 });
+
+/** A server-side condition the client may retry (token keys unreachable, shutting down). */
+export const unavailable = (message: string): JsonRpcError =>
+  new JsonRpcError(JSONRPC_ERRORS.internalError.code, message, { status: 503 });

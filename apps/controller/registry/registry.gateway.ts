@@ -1,0 +1,274 @@
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { Inject, Logger, UseFilters, type BeforeApplicationShutdown } from '@nestjs/common';
+import {
+  ConnectedSocket,
+  MessageBody,
+  SubscribeMessage,
+  WebSocketGateway,
+  type OnGatewayConnection,
+  type OnGatewayDisconnect,
+  type OnGatewayInit,
+} from '@nestjs/websockets';
+import type { Gauge } from 'prom-client';
+import type { VerifyClientCallbackAsync, WebSocket, WebSocketServer } from 'ws';
+import { Metrics, SETTINGS, type Settings } from '#platform';
+import { bearerToken, KeySourceUnavailableError, TokenVerifier, type Principal } from '#token-binding';
+import { JsonRpcRethrowFilter } from '../jsonrpc/jsonrpc.filter.js';
+import { JsonRpcParams } from '../jsonrpc/jsonrpc-validation.pipe.js';
+import { JSONRPC_ERRORS, JsonRpcError } from '../jsonrpc/jsonrpc.js';
+import { RegistryConnection } from './connection.js';
+import { DeregisterParams } from './dto/deregister.params.js';
+import { LookupParams } from './dto/lookup.params.js';
+import { RegisterParams } from './dto/register.params.js';
+import { CLOSE_GOING_AWAY, unauthorized, unavailable } from './registry.errors.js';
+import { RegistryService } from './registry.service.js';
+import type { DeregisterResult, LookupResult, RegisterResult } from './runtime-instance.view.js';
+
+export const WS_PATH = '/ws/microservice';
+/** Larger frames close the socket with 1009 (ws `maxPayload`, DESIGN 8). */
+export const MAX_FRAME_BYTES = 64 * 1024;
+/** How long a shutting-down controller waits for a client to answer its 1001 close. */
+const SHUTDOWN_CLOSE_TIMEOUT_MS = 2000;
+
+/**
+ * A handler's socket parameter. An alias, so the design type TypeScript records is `Object` (not
+ * `Function`) and the app's global validation pipe leaves the socket alone.
+ */
+type Socket = Readonly<WebSocket>;
+
+type Accept = (verified: boolean, code?: number, message?: string, headers?: OutgoingHttpHeaders) => void;
+
+const REALM = 'Bearer realm="bindery"';
+
+/**
+ * `ws://HOST:CONTROLLER_PORT/ws/microservice` (DESIGN 8): JSON-RPC methods `service/register`,
+ * `service/deregister` and `discovery/lookup`, token checks on the upgrade and on every call, and the
+ * liveness that turns closed or silent sockets into disconnected instances.
+ */
+@WebSocketGateway({ path: WS_PATH, maxPayload: MAX_FRAME_BYTES })
+@UseFilters(JsonRpcRethrowFilter)
+export class RegistryGateway
+  implements OnGatewayInit<WebSocketServer>, OnGatewayConnection, OnGatewayDisconnect, BeforeApplicationShutdown
+{
+  private readonly logger = new Logger('RegistryGateway');
+  private readonly connections = new Map<WebSocket, RegistryConnection>();
+  /** Bearer tokens verified at the upgrade, picked up by `handleConnection`. */
+  private readonly upgradeTokens = new WeakMap<IncomingMessage, string>();
+  /** Registry writes in flight: shutdown (and tests) wait for them. */
+  private readonly pending = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopping = false;
+  private released = false;
+
+  constructor(
+    private readonly registry: RegistryService,
+    private readonly verifier: TokenVerifier,
+    @Inject(SETTINGS) private readonly settings: Settings,
+    metrics: Metrics,
+  ) {
+    const current = (read: () => number) => (gauge: Gauge) => {
+      gauge.set(read());
+      return Promise.resolve();
+    };
+    metrics.gauge(
+      'bindery_registered_instances',
+      'Connected runtime instances held by this controller process',
+      [],
+      current(() => this.heldInstances()),
+    );
+    metrics.gauge(
+      'bindery_ws_connections',
+      'Open registry WebSocket connections of this controller process',
+      [],
+      current(() => this.openConnections()),
+    );
+  }
+
+  afterInit(server: WebSocketServer): void {
+    // The gateway decorator cannot reach injected services, so the upgrade check is attached here.
+    const verifyClient: VerifyClientCallbackAsync = (info, accept) => {
+      void this.verifyUpgrade(info.req, accept);
+    };
+    server.options.verifyClient = verifyClient;
+    this.timer = setInterval(() => this.tick(), this.settings.wsPingIntervalMs);
+    this.timer.unref();
+  }
+
+  handleConnection(client: WebSocket, request: IncomingMessage): void {
+    if (this.stopping) {
+      client.close(CLOSE_GOING_AWAY, 'Server shutting down');
+      return;
+    }
+    const connection = new RegistryConnection(this.upgradeTokens.get(request));
+    this.connections.set(client, connection);
+    const seen = (): void => {
+      connection.alive = true;
+    };
+    client.on('pong', seen);
+    client.on('message', seen);
+  }
+
+  handleDisconnect(client: WebSocket): void {
+    const connection = this.connections.get(client);
+    if (connection === undefined) return;
+    this.connections.delete(client);
+    connection.closed = true;
+    // After shutdown released everything this process held there is nothing left to mark.
+    if (connection.instances.size === 0 || this.released) return;
+    this.background(this.registry.markDisconnected(connection.id, [...connection.instances]));
+  }
+
+  @SubscribeMessage('service/register')
+  async register(
+    @ConnectedSocket() client: Socket,
+    @MessageBody(new JsonRpcParams(RegisterParams)) params: Readonly<RegisterParams>,
+  ): Promise<RegisterResult> {
+    const connection = this.connectionOf(client);
+    const principal = await this.authenticate(connection, params.jwt, 'register');
+    const result = await this.track(this.registry.register(principal, connection, params));
+    connection.adopt(params.jwt);
+    return result;
+  }
+
+  @SubscribeMessage('service/deregister')
+  async deregister(
+    @ConnectedSocket() client: Socket,
+    @MessageBody(new JsonRpcParams(DeregisterParams)) params: Readonly<DeregisterParams>,
+  ): Promise<DeregisterResult> {
+    const connection = this.connectionOf(client);
+    await this.authenticate(connection, params.jwt, 'other');
+    return this.track(this.registry.deregister(connection, params.runtimeInstanceId));
+  }
+
+  @SubscribeMessage('discovery/lookup')
+  async lookup(
+    @ConnectedSocket() client: Socket,
+    @MessageBody(new JsonRpcParams(LookupParams)) params: Readonly<LookupParams>,
+  ): Promise<LookupResult> {
+    const connection = this.connectionOf(client);
+    const principal = await this.authenticate(connection, params.jwt, 'other');
+    return this.registry.lookup(principal, params);
+  }
+
+  /** SIGTERM (via `app.close()`): close every socket with 1001, disconnect its instances, release the lease. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.timer);
+    await Promise.all([...this.connections.keys()].map((client) => this.closeGracefully(client)));
+    await this.settled();
+    try {
+      await this.registry.releaseAll();
+    } finally {
+      this.released = true;
+    }
+  }
+
+  openConnections(): number {
+    return this.connections.size;
+  }
+
+  /** Instances registered on the open connections of this process. */
+  heldInstances(): number {
+    let held = 0;
+    for (const connection of this.connections.values()) held += connection.instances.size;
+    return held;
+  }
+
+  /** Resolves once every registry write started so far has finished. */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
+
+  private async verifyUpgrade(request: IncomingMessage, accept: Accept): Promise<void> {
+    if (this.stopping) return accept(false, 503, 'Service Unavailable');
+    const header = request.headers.authorization;
+    // Without a header the upgrade proceeds; `service/register` then needs `params.jwt` (DESIGN 8).
+    if (header === undefined) return accept(true);
+    const token = bearerToken(header);
+    const refuse = (): void =>
+      accept(false, 401, 'Unauthorized', { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
+    if (token === undefined) return refuse();
+    try {
+      await this.verifier.verify(token);
+    } catch (error) {
+      if (error instanceof KeySourceUnavailableError) return accept(false, 503, 'Service Unavailable');
+      return refuse();
+    }
+    this.upgradeTokens.set(request, token);
+    accept(true);
+  }
+
+  /** The same verification as HTTP, on every call: a token that expired since the upgrade stops working. */
+  private async authenticate(
+    connection: RegistryConnection,
+    jwt: string | undefined,
+    method: 'register' | 'other',
+  ): Promise<Principal> {
+    if (this.stopping) throw unavailable('The controller is shutting down');
+    const token = connection.tokenFor(jwt, method);
+    if (token === undefined) throw unauthorized();
+    try {
+      return await this.verifier.verify(token);
+    } catch (error) {
+      if (error instanceof KeySourceUnavailableError) throw unavailable('Token keys are unavailable; try again');
+      throw unauthorized();
+    }
+  }
+
+  private connectionOf(client: Socket): RegistryConnection {
+    const connection = this.connections.get(client);
+    // Only a socket that is already closing has no state; nothing may be done for it.
+    if (connection === undefined) {
+      throw new JsonRpcError(JSONRPC_ERRORS.internalError.code, 'The connection is closing', { status: 503 });
+    }
+    return connection;
+  }
+
+  /** Liveness (DESIGN 8): a socket that did not answer the previous ping is dropped; the others are pinged. */
+  private tick(): void {
+    if (this.stopping) return;
+    const answered: string[] = [];
+    for (const [client, connection] of this.connections) {
+      if (!connection.alive) {
+        // The close event that follows marks its instances disconnected.
+        client.terminate();
+        continue;
+      }
+      connection.alive = false;
+      answered.push(...connection.instances);
+      client.ping();
+    }
+    if (answered.length > 0) this.background(this.registry.touch(answered));
+  }
+
+  private closeGracefully(client: WebSocket): Promise<void> {
+    return new Promise((resolve) => {
+      if (client.readyState === client.CLOSED) return resolve();
+      const timer = setTimeout(() => {
+        client.terminate();
+        resolve();
+      }, SHUTDOWN_CLOSE_TIMEOUT_MS);
+      client.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      client.close(CLOSE_GOING_AWAY, 'Server shutting down');
+    });
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    const done = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.pending.add(done);
+    void done.finally(() => this.pending.delete(done));
+    return work;
+  }
+
+  private background(work: Promise<unknown>): void {
+    void this.track(work).catch((error: unknown) => {
+      this.logger.error({ err: error }, 'registry update failed');
+    });
+  }
+}

@@ -1,0 +1,157 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { unique } from '../support/api.js';
+import { RegistryTable, RpcClient, startController, type TestController } from '../support/controller.js';
+import { token } from '../support/tokens.js';
+
+let controller: TestController;
+let table: RegistryTable;
+let client: RpcClient;
+let serviceId: string;
+
+beforeAll(async () => {
+  controller = await startController();
+  table = new RegistryTable();
+});
+
+afterAll(async () => {
+  await controller?.close();
+  await table?.end();
+});
+
+async function connect(): Promise<RpcClient> {
+  serviceId = unique('rpc');
+  client = await RpcClient.connect(controller.wsUrl, {
+    token: await token({ sid: serviceId, host: controller.hostId }),
+  });
+  return client;
+}
+
+afterEach(async () => {
+  await client?.close();
+  await controller.quiesce();
+});
+
+const errorOf = (code: number, message: string) => ({ code, message });
+
+describe('JSON-RPC framing on /ws/microservice', () => {
+  it('bad JSON: -32700 with id null, and the socket stays open', async () => {
+    await connect();
+    client.sendRaw('{"jsonrpc":"2.0","id":1,"method":');
+    expect(await client.next()).toEqual({ jsonrpc: '2.0', id: null, error: errorOf(-32700, 'Parse error') });
+    const after = await client.call('discovery/lookup', { serviceId });
+    expect(after.result).toEqual({ serviceId, envTag: null, nodes: [] });
+  });
+
+  it.each<[string, string, string | number | null]>([
+    ['a number', '42', null],
+    ['a string', '"service/register"', null],
+    ['a batch (not supported)', '[{"jsonrpc":"2.0","id":1,"method":"discovery/lookup"}]', null],
+    ['an empty batch', '[]', null],
+    ['no jsonrpc member', '{"id":7,"method":"discovery/lookup","params":{}}', 7],
+    ['jsonrpc 1.0', '{"jsonrpc":"1.0","id":"a","method":"discovery/lookup"}', 'a'],
+    ['no method', '{"jsonrpc":"2.0","id":8}', 8],
+    ['method not a string', '{"jsonrpc":"2.0","id":9,"method":1,"params":"bar"}', 9],
+    ['params neither object nor array', '{"jsonrpc":"2.0","id":10,"method":"discovery/lookup","params":"x"}', 10],
+    ['id an object', '{"jsonrpc":"2.0","id":{"a":1},"method":"discovery/lookup"}', null],
+  ])('not a request (%s): -32600', async (_name, frame, id) => {
+    await connect();
+    client.sendRaw(frame);
+    const response = await client.next();
+    expect(response).toMatchObject({ jsonrpc: '2.0', id, error: errorOf(-32600, 'Invalid Request') });
+  });
+
+  it('a binary frame: -32600', async () => {
+    await connect();
+    client.sendRaw(Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'discovery/lookup' })), true);
+    expect(await client.next()).toMatchObject({ id: null, error: errorOf(-32600, 'Invalid Request') });
+  });
+
+  it('unknown method: -32601 with the request id', async () => {
+    await connect();
+    expect(await client.call('service/explode', {}, 'x-1')).toEqual({
+      jsonrpc: '2.0',
+      id: 'x-1',
+      error: errorOf(-32601, 'Method not found'),
+    });
+  });
+
+  it.each<[string, Record<string, unknown> | unknown[] | undefined, string[]]>([
+    ['no params', undefined, ['serviceId']],
+    ['serviceId missing', { address: 'a' }, ['serviceId']],
+    ['serviceId blank', { serviceId: '  ' }, ['serviceId']],
+    ['serviceId not a string', { serviceId: 5 }, ['serviceId']],
+    ['port out of range and not an integer', { serviceId: 's', port: 70000.5 }, ['port']],
+    ['port as a string', { serviceId: 's', port: '8080' }, ['port']],
+    ['unknown protocol', { serviceId: 's', protocol: 'ftp' }, ['protocol']],
+    ['tags not a string map', { serviceId: 's', tags: { a: 1 } }, ['tags']],
+    ['tags an array', { serviceId: 's', tags: ['a'] }, ['tags']],
+    ['envTag not a string', { serviceId: 's', envTag: 3 }, ['envTag']],
+    ['params by position', ['s'], ['params']],
+  ])('bad params (%s): -32602 naming the fields, nothing stored', async (_name, params, fields) => {
+    await connect();
+    const response = await client.call('service/register', params);
+    expect(response.error).toMatchObject({ code: -32602, message: 'Invalid params', data: { status: 400 } });
+    const errors = response.error?.data?.errors as { field: string; message: string }[];
+    expect([...new Set(errors.map((e) => e.field))].sort()).toEqual(fields);
+    for (const e of errors) expect(typeof e.message).toBe('string');
+    // Bad params are not a reason to drop the connection.
+    expect((await client.call('discovery/lookup', { serviceId })).result).toBeDefined();
+  });
+
+  it('notifications are never answered, whatever they ask', async () => {
+    await connect();
+    client.notify('service/explode', {});
+    client.notify('discovery/lookup', { serviceId });
+    client.notify('service/register', { port: 'not-a-port' });
+    client.sendRaw(JSON.stringify({ jsonrpc: '2.0', method: 'discovery/lookup', params: ['by-position'] }));
+    const response = await client.call('discovery/lookup', { serviceId }, 'last');
+    // Give any stray answer time to arrive after the one we waited for.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(client.received).toEqual([response]);
+  });
+
+  it('a request with id null is answered with id null', async () => {
+    await connect();
+    client.sendRaw(JSON.stringify({ jsonrpc: '2.0', id: null, method: 'discovery/lookup', params: { serviceId } }));
+    expect(await client.next()).toEqual({ jsonrpc: '2.0', id: null, result: { serviceId, envTag: null, nodes: [] } });
+  });
+
+  it('a frame of exactly 64 KiB is read; one byte more closes the socket with 1009', async () => {
+    await connect();
+    const pad = (size: number): string => {
+      const head = `{"jsonrpc":"2.0","id":"big","method":"discovery/lookup","params":{"serviceId":"${serviceId}","pad":"`;
+      const tail = '"}}';
+      return head + 'x'.repeat(size - head.length - tail.length) + tail;
+    };
+    client.sendRaw(pad(64 * 1024));
+    expect((await client.response((r) => r.id === 'big')).result).toMatchObject({ serviceId });
+    client.sendRaw(pad(64 * 1024 + 1));
+    expect((await client.waitClosed()).code).toBe(1009);
+  });
+
+  it('a frame over 64 KiB carrying a registration stores nothing', async () => {
+    await connect();
+    const tags: Record<string, string> = {};
+    for (let i = 0; i < 80; i += 1) tags[`k${i}`] = 'v'.repeat(1000);
+    client.sendRaw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'service/register', params: { serviceId, tags } }));
+    expect((await client.waitClosed()).code).toBe(1009);
+    await controller.quiesce();
+    expect(await table.byService(serviceId)).toEqual([]);
+  });
+
+  it('another path is not upgraded', async () => {
+    const error = await RpcClient.connect(controller.wsUrl.replace('/ws/microservice', '/ws/other')).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    // The server drops the socket without a handshake answer.
+    expect(String(error)).toMatch(/socket hang up|ECONNRESET|closed before/);
+  });
+
+  it('replies match requests by id even when several are in flight', async () => {
+    await connect();
+    const ids = ['a', 'b', 'c', 'd'];
+    const answers = await Promise.all(ids.map((id) => client.call('discovery/lookup', { serviceId }, id)));
+    expect(answers.map((a) => a.id)).toEqual(ids);
+  });
+});

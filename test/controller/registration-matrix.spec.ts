@@ -1,0 +1,253 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { JWTPayload } from 'jose';
+import { unique } from '../support/api.js';
+import {
+  instanceIdOf,
+  RegistryTable,
+  RpcClient,
+  startController,
+  statementsDuring,
+  UpgradeRefused,
+  type TestController,
+} from '../support/controller.js';
+import { rawToken, token, UNTRUSTED } from '../support/tokens.js';
+
+const SID = 'Token sid does not match requested serviceId';
+const HOST = 'Token host does not match controller hostId';
+const ENV = 'Token env does not match requested envTag';
+
+let controller: TestController;
+let table: RegistryTable;
+const issued: string[] = [];
+
+async function signed(claims: JWTPayload, options?: Parameters<typeof token>[1]): Promise<string> {
+  const jwt = await token(claims, options);
+  issued.push(jwt);
+  return jwt;
+}
+
+beforeAll(async () => {
+  controller = await startController();
+  table = new RegistryTable();
+});
+
+afterAll(async () => {
+  await controller?.close();
+  await table?.end();
+});
+
+interface Attempt {
+  /** Claims of the token, given the service id and the controller's host id. */
+  readonly claims: (serviceId: string, hostId: string) => JWTPayload;
+  /** Extra `service/register` params besides `serviceId` (a function gets the controller's host id). */
+  readonly params?: Record<string, unknown> | ((hostId: string) => Record<string, unknown>);
+  /** How the token travels: the upgrade's Authorization header (default), `params.jwt`, or not at all. */
+  readonly via?: 'header' | 'params' | 'none';
+}
+
+/** Connects, sends one `service/register`, and waits until the socket closed (if it does) and the server settled. */
+async function register(attempt: Attempt, serviceId: string) {
+  const jwt = await signed(attempt.claims(serviceId, controller.hostId));
+  const via = attempt.via ?? 'header';
+  const client = await RpcClient.connect(controller.wsUrl, via === 'header' ? { token: jwt } : {});
+  const response = await client.call('service/register', {
+    serviceId,
+    address: '10.0.0.7',
+    port: 8443,
+    protocol: 'https',
+    ...(typeof attempt.params === 'function' ? attempt.params(controller.hostId) : attempt.params),
+    ...(via === 'params' ? { jwt } : {}),
+  });
+  return { client, response };
+}
+
+async function expectRejected(attempt: Attempt, code: number, message: string, status: number): Promise<void> {
+  const serviceId = unique('svc');
+  const { result, all, registry } = await statementsDuring(async () => {
+    const { client, response } = await register(attempt, serviceId);
+    const closed = await client.waitClosed();
+    await controller.quiesce();
+    return { response, closed };
+  });
+  expect(result.response).toEqual({ jsonrpc: '2.0', id: 1, error: { code, message, data: { status } } });
+  expect(result.closed).toEqual({ code: 1008, reason: message });
+  // Nothing reached the database: not the registry, not anything else.
+  expect(registry).toEqual([]);
+  expect(all).toEqual([]);
+  expect(await table.byService(serviceId)).toEqual([]);
+  if (code === -32003) {
+    const line = controller.logs.lines.find((l) => l.requestedServiceId === serviceId);
+    expect(line).toMatchObject({ level: 40, endpoint: 'service/register', requestedHost: controller.hostId });
+    expect(String(line?.msg)).toContain(message);
+    for (const field of ['tokenSid', 'tokenHost', 'envTag', 'tokenEnv']) expect(line).toHaveProperty(field);
+  }
+}
+
+async function expectRegistered(attempt: Attempt): Promise<void> {
+  const serviceId = unique('svc');
+  const { client, response } = await register(attempt, serviceId);
+  expect(response).toEqual({
+    jsonrpc: '2.0',
+    id: 1,
+    result: { runtimeInstanceId: expect.any(String), status: 'registered' },
+  });
+  const rows = await table.byService(serviceId);
+  expect(rows).toHaveLength(1);
+  expect(rows[0]).toMatchObject({
+    runtime_instance_id: instanceIdOf(response),
+    host_id: controller.hostId,
+    status: 'connected',
+  });
+  await client.close();
+  await controller.quiesce();
+}
+
+const bound =
+  (extra: JWTPayload = {}) =>
+  (serviceId: string, hostId: string): JWTPayload => ({ sub: 'runtime', sid: serviceId, host: hostId, ...extra });
+
+describe('service/register: the binding matrix (DESIGN 6.3)', () => {
+  describe('registered', () => {
+    it.each<[string, Attempt]>([
+      ['sid and host match, no envTag', { claims: bound() }],
+      ['sid, host and env match', { claims: bound({ env: 'prod' }), params: { envTag: 'prod' } }],
+      ['envTag omitted: the env claim is not consulted', { claims: bound({ env: 'dev' }) }],
+      ['envTag omitted and no env claim', { claims: bound() }],
+      ['blank envTag counts as omitted', { claims: bound(), params: { envTag: '   ' } }],
+      ['claims and params compared after trimming', { claims: (s, h) => ({ sid: ` ${s} `, host: ` ${h}` }) }],
+      [
+        'token in params.jwt (no header)',
+        { claims: bound({ env: 'prod' }), params: { envTag: 'prod' }, via: 'params' },
+      ],
+    ])('%s', async (_name, attempt) => {
+      await expectRegistered(attempt);
+    });
+  });
+
+  describe('rejected with -32003, nothing stored, closed 1008', () => {
+    it.each<[string, Attempt, string]>([
+      ['sid different', { claims: bound({ sid: 'other-service' }) }, SID],
+      ['sid missing', { claims: (_s, h) => ({ sub: 'runtime', host: h }) }, SID],
+      ['sid blank', { claims: bound({ sid: '   ' }) }, SID],
+      ['sid not a string', { claims: bound({ sid: 42 }) }, SID],
+      ['sid differs only in case', { claims: (s, h) => ({ sid: s.toUpperCase(), host: h }) }, SID],
+      ['sub equals the serviceId but no sid', { claims: (s, h) => ({ sub: s, host: h }) }, SID],
+      ['host different from the controller', { claims: bound({ host: 'another-host' }) }, HOST],
+      ['host missing', { claims: (s) => ({ sid: s }) }, HOST],
+      ['host blank', { claims: bound({ host: ' ' }) }, HOST],
+      [
+        'a host field in the message is ignored',
+        { claims: bound({ host: 'another-host' }), params: (hostId) => ({ host: hostId, hostId }) },
+        HOST,
+      ],
+      ['envTag given, env missing', { claims: bound(), params: { envTag: 'prod' } }, ENV],
+      ['envTag given, env different', { claims: bound({ env: 'dev' }), params: { envTag: 'prod' } }, ENV],
+      ['envTag given, env blank', { claims: bound({ env: '  ' }), params: { envTag: 'prod' } }, ENV],
+      ['mismatch with the token in params.jwt', { claims: bound({ sid: 'other-service' }), via: 'params' }, SID],
+    ])('%s', async (_name, attempt, sentence) => {
+      await expectRejected(attempt, -32003, sentence, 403);
+    });
+  });
+
+  describe('invalid or missing token in params.jwt: -32001, nothing stored, closed 1008', () => {
+    it('no header and no params.jwt', async () => {
+      await expectRejected({ claims: bound(), via: 'none' }, -32001, 'Unauthorized', 401);
+    });
+
+    it.each<[string, () => Promise<string>]>([
+      ['signed by an untrusted key', () => signed({ sid: 'x' }, { key: UNTRUSTED })],
+      ['expired', () => signed({ sid: 'x' }, { expiresIn: -3600 })],
+      ['another issuer', () => signed({ sid: 'x' }, { issuer: 'https://evil.test' })],
+      ['another audience', () => signed({ sid: 'x' }, { audience: 'someone-else' })],
+      ['alg none', () => Promise.resolve(rawToken({ alg: 'none' }, { sid: 'x' }, ''))],
+      ['not a JWT', () => Promise.resolve('garbage')],
+    ])('%s', async (_name, make) => {
+      const jwt = await make();
+      const serviceId = unique('svc');
+      const { result, all } = await statementsDuring(async () => {
+        const client = await RpcClient.connect(controller.wsUrl);
+        const response = await client.call('service/register', { serviceId, jwt });
+        const closed = await client.waitClosed();
+        await controller.quiesce();
+        return { response, closed };
+      });
+      expect(result.response).toEqual({
+        jsonrpc: '2.0',
+        id: 1,
+        error: { code: -32001, message: 'Unauthorized', data: { status: 401 } },
+      });
+      expect(result.closed).toEqual({ code: 1008, reason: 'Unauthorized' });
+      expect(all).toEqual([]);
+      expect(await table.byService(serviceId)).toEqual([]);
+    });
+
+    it('a header and a different params.jwt: -32001', async () => {
+      const serviceId = unique('svc');
+      const header = await signed({ sid: serviceId, host: controller.hostId });
+      const other = await signed({ sid: serviceId, host: controller.hostId, jti: 'another' });
+      const { result, all } = await statementsDuring(async () => {
+        const client = await RpcClient.connect(controller.wsUrl, { token: header });
+        const response = await client.call('service/register', { serviceId, jwt: other });
+        const closed = await client.waitClosed();
+        await controller.quiesce();
+        return { response, closed };
+      });
+      expect(result.response.error).toEqual({ code: -32001, message: 'Unauthorized', data: { status: 401 } });
+      expect(result.closed).toEqual({ code: 1008, reason: 'Unauthorized' });
+      expect(all).toEqual([]);
+      expect(await table.byService(serviceId)).toEqual([]);
+    });
+
+    it('a header and the same token in params.jwt: registered', async () => {
+      const serviceId = unique('svc');
+      const jwt = await signed({ sid: serviceId, host: controller.hostId });
+      const client = await RpcClient.connect(controller.wsUrl, { token: jwt });
+      const response = await client.call('service/register', { serviceId, jwt });
+      expect(response.result).toEqual({ runtimeInstanceId: expect.any(String), status: 'registered' });
+      await client.close();
+      await controller.quiesce();
+    });
+  });
+
+  describe('invalid Authorization header: the upgrade is refused with 401', () => {
+    it.each<[string, () => Promise<string>]>([
+      ['signed by an untrusted key', () => signed({ sid: 'x', host: 'h' }, { key: UNTRUSTED })],
+      ['expired', () => signed({ sid: 'x', host: 'h' }, { expiresIn: -3600 })],
+      ['another issuer', () => signed({ sid: 'x', host: 'h' }, { issuer: 'https://evil.test' })],
+      ['another audience', () => signed({ sid: 'x', host: 'h' }, { audience: 'someone-else' })],
+      ['no exp', () => signed({ sid: 'x', host: 'h' }, { expiresIn: null })],
+      ['alg none', () => Promise.resolve(rawToken({ alg: 'none' }, { sid: 'x' }, ''))],
+      ['not a JWT', () => Promise.resolve('garbage')],
+    ])('%s', async (_name, make) => {
+      const jwt = await make();
+      const { result: error, all } = await statementsDuring(() =>
+        RpcClient.connect(controller.wsUrl, { token: jwt }).then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+      );
+      expect(error).toBeInstanceOf(UpgradeRefused);
+      expect((error as UpgradeRefused).status).toBe(401);
+      expect((error as UpgradeRefused).headers['www-authenticate']).toBe(
+        'Bearer realm="bindery", error="invalid_token"',
+      );
+      expect(all).toEqual([]);
+    });
+
+    it('another scheme than Bearer', async () => {
+      const error = await RpcClient.connect(controller.wsUrl, {
+        headers: { authorization: 'Basic dXNlcjpwYXNz' },
+      }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect((error as UpgradeRefused).status).toBe(401);
+    });
+  });
+
+  it('no log line ever contains a token', () => {
+    expect(issued.length).toBeGreaterThan(10);
+    const text = controller.logs.raw.join('\n');
+    for (const jwt of issued) expect(text).not.toContain(jwt);
+  });
+});
