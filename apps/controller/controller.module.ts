@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DatabaseModule } from '#database';
 import { PlatformModule, type PlatformOptions } from '#platform';
-import { TokenBindingModule, UnenforcedBindingWarning } from '#token-binding';
+import { TokenBindingModule } from '#token-binding';
 import { RegistryModule } from './registry/registry.module.js';
 
 export interface ControllerOptions extends PlatformOptions {
@@ -25,8 +25,6 @@ export class ControllerModule {
         TokenBindingModule,
         RegistryModule,
       ],
-      // DESIGN 6.4: the start-up warning when ENFORCE_SID_HOST_MATCH=false.
-      providers: [UnenforcedBindingWarning],
     };
   }
 }

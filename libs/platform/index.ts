@@ -32,3 +32,4 @@ export { Scalar, toInt, validationPipe } from './validation.js';
 export { runMain, type Started } from './main.js';
 export { Metrics, MetricsController } from './metrics.js';
 export { BEARER_SCHEME, problemResponse, setupOpenApi } from './openapi.js';
+export { ID_PATTERN, newId } from './ids.js';

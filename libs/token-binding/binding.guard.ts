@@ -4,7 +4,6 @@ import {
   Inject,
   Injectable,
   Logger,
-  Optional,
   UseGuards,
   type CanActivate,
   type ExecutionContext,
@@ -12,7 +11,7 @@ import {
 } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ApiResponse } from '@nestjs/swagger';
-import { Metrics, PlainTextException, SETTINGS, type Settings } from '#platform';
+import { PlainTextException, SETTINGS, type Settings } from '#platform';
 import { BINDING_MESSAGES, BindingEnforcer, type BindingWarnLogger } from './binding.js';
 import { Authenticated, principalOfRequest } from './http-auth.js';
 
@@ -48,13 +47,7 @@ function endpointOf(request: FastifyRequest): string {
  */
 @Injectable()
 export class ConfigBindingGuard implements CanActivate {
-  private readonly enforcer: BindingEnforcer;
-
-  constructor(@Inject(SETTINGS) settings: Settings, @Optional() metrics?: Metrics) {
-    this.enforcer = new BindingEnforcer(settings.enforceSidHostMatch, bindingLogger(), (reason, endpoint) =>
-      metrics?.bindingRejections.inc({ reason, endpoint }),
-    );
-  }
+  constructor(private readonly enforcer: BindingEnforcer) {}
 
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<FastifyRequest>();

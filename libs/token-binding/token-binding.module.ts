@@ -1,15 +1,31 @@
 import { Global, Module } from '@nestjs/common';
-import { SETTINGS, type Settings } from '#platform';
+import { Metrics, SETTINGS, type Settings } from '#platform';
+import { BindingEnforcer } from './binding.js';
+import { bindingLogger, ConfigBindingGuard, UnenforcedBindingWarning } from './binding.guard.js';
 import { BearerAuthGuard } from './http-auth.js';
 import { TokenVerifier, tokenVerifierFor } from './token-verifier.js';
 
-/** Provides the one `TokenVerifier` (keys parsed once at start) and the HTTP guard over it. */
+/**
+ * Provides the one `TokenVerifier` (keys parsed once at start), the one `BindingEnforcer` (the binding
+ * rule with ENFORCE_SID_HOST_MATCH, its warning line and its metric) and the HTTP guards over them.
+ */
 @Global()
 @Module({
   providers: [
     { provide: TokenVerifier, inject: [SETTINGS], useFactory: (settings: Settings) => tokenVerifierFor(settings) },
+    {
+      provide: BindingEnforcer,
+      inject: [SETTINGS, Metrics],
+      useFactory: (settings: Settings, metrics: Metrics) =>
+        new BindingEnforcer(settings.enforceSidHostMatch, bindingLogger(), (reason, endpoint) =>
+          metrics.bindingRejections.inc({ reason, endpoint }),
+        ),
+    },
     BearerAuthGuard,
+    ConfigBindingGuard,
+    // DESIGN 6.4: one start-up warning per process when ENFORCE_SID_HOST_MATCH=false.
+    UnenforcedBindingWarning,
   ],
-  exports: [TokenVerifier, BearerAuthGuard],
+  exports: [TokenVerifier, BindingEnforcer, BearerAuthGuard, ConfigBindingGuard],
 })
 export class TokenBindingModule {}

@@ -1,6 +1,5 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
-import { notFound } from '#platform';
-import { ID_PATTERN } from './ids.js';
+import { notFound, ID_PATTERN } from '#platform';
 
 /** A path id that cannot exist (wrong alphabet or length) is simply not found. */
 @Injectable()

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { UnenforcedBindingWarning } from '#token-binding';
 import { ConfigAdminController } from './config-admin.controller.js';
 import { ConfigAdminService } from './config-admin.service.js';
 import { ConfigFile } from './config-file.entity.js';
@@ -14,6 +13,6 @@ import { ConfigServerService } from './config-server.service.js';
   imports: [TypeOrmModule.forFeature([ConfigLayer, ConfigProperty, ConfigFile])],
   controllers: [ConfigServerController, ConfigAdminController],
   // The start-up warning of DESIGN 6.4 lives with the only api feature the switch affects.
-  providers: [ConfigServerService, ConfigAdminService, UnenforcedBindingWarning],
+  providers: [ConfigServerService, ConfigAdminService],
 })
 export class ConfigServerModule {}

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { v7 } from 'uuid';
 import { DataSource, type QueryRunner } from 'typeorm';
-import { Metrics, SETTINGS, type Settings } from '#platform';
-import { BINDING_MESSAGES, BindingEnforcer, bindingLogger, type Principal } from '#token-binding';
+import { newId, SETTINGS, type Settings } from '#platform';
+import { BINDING_MESSAGES, BindingEnforcer, type Principal } from '#token-binding';
 import type { RegistryConnection } from './connection.js';
 import type { ListInstancesQuery } from './dto/list-instances.query.js';
 import type { LookupParams } from './dto/lookup.params.js';
@@ -24,9 +23,6 @@ const PG_UNDEFINED_TABLE = '42P01';
 
 // Advisory-lock namespace of live controller processes; the second key is hashtext(controller id).
 const LEASE_KEY = 7_243_002;
-
-/** A new runtimeInstanceId: base64url of a UUIDv7, 22 characters, like the project's other ids. */
-const newInstanceId = (): string => Buffer.from(v7(undefined, new Uint8Array(16))).toString('base64url');
 
 // Re-registering the same host+service+env+address+port reuses the row (and so the id), atomically.
 const UPSERT = `
@@ -81,19 +77,14 @@ export class RegistryService implements OnModuleInit {
   /** This controller process; rows it holds carry it, and its advisory lock says it is alive. */
   readonly controllerId = randomUUID();
   private readonly logger = new Logger('Registry');
-  private readonly enforcer: BindingEnforcer;
   private lease: QueryRunner | undefined;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(SETTINGS) private readonly settings: Settings,
-    metrics: Metrics,
-  ) {
-    // The same warning line and switch as the config server (DESIGN 6.2, 6.4), counted in /metrics.
-    this.enforcer = new BindingEnforcer(settings.enforceSidHostMatch, bindingLogger(), (reason, endpoint) =>
-      metrics.bindingRejections.inc({ reason, endpoint }),
-    );
-  }
+    // The same rule, switch, warning line and metric as the config server (DESIGN 6.2, 6.4).
+    private readonly enforcer: BindingEnforcer,
+  ) {}
 
   get hostId(): string {
     return this.settings.controllerHostId;
@@ -134,7 +125,7 @@ export class RegistryService implements OnModuleInit {
     });
     if (!decision.allowed) throw bindingRejected(decision.message);
     const { rows } = await this.execute<IdRow>(UPSERT, [
-      newInstanceId(),
+      newId(),
       this.hostId,
       params.serviceId,
       params.envTag ?? null,

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
-import { ID_PATTERN } from '../../common/ids.js';
+import { ID_PATTERN } from '#platform';
 
 /** Most tags one entity may carry (DESIGN 5.2). */
 export const MAX_TAGS_PER_ENTITY = 50;

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
-import { ID_PATTERN } from '../../common/ids.js';
+import { ID_PATTERN } from '#platform';
 
 const NO_CONTROL_CHARS = /^[^\p{Cc}]*$/u;
 const trim = ({ value }: { value: unknown }): unknown => (typeof value === 'string' ? value.trim() : value);
