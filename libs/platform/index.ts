@@ -28,8 +28,9 @@ export {
   type LogLevel,
   type Settings,
 } from './settings.js';
-export { Scalar, toInt, validationPipe } from './validation.js';
+export { flattenValidationErrors, Scalar, toInt, validationPipe } from './validation.js';
 export { runMain, type Started } from './main.js';
 export { Metrics, MetricsController } from './metrics.js';
 export { BEARER_SCHEME, problemResponse, setupOpenApi } from './openapi.js';
 export { ID_PATTERN, newId } from './ids.js';
+export { likePattern, MAX_PAGE_SIZE, PageQueryDto, parseSort, type SortKey } from './paging.js';

@@ -3,11 +3,12 @@ import { Transform } from 'class-transformer';
 import { registerDecorator } from 'class-validator';
 import { badRequest, type FieldError } from './problem.js';
 
-function flatten(errors: readonly ValidationError[], prefix = ''): FieldError[] {
+/** Every failing field of a class-validator result, nested paths joined with dots. */
+export function flattenValidationErrors(errors: readonly ValidationError[], prefix = ''): FieldError[] {
   return errors.flatMap((error) => {
     const field = prefix === '' ? error.property : `${prefix}.${error.property}`;
     const own = Object.values(error.constraints ?? {}).map((message) => ({ field, message }));
-    return [...own, ...flatten(error.children ?? [], field)];
+    return [...own, ...flattenValidationErrors(error.children ?? [], field)];
   });
 }
 
@@ -20,7 +21,7 @@ export function validationPipe(): ValidationPipe {
     transformOptions: { enableImplicitConversion: false },
     validationError: { target: false, value: false },
     exceptionFactory: (errors) => {
-      const fieldErrors = flatten(errors);
+      const fieldErrors = flattenValidationErrors(errors);
       return badRequest(fieldErrors.map((e) => e.message).join('; '), fieldErrors);
     },
   });

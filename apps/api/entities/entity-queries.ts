@@ -1,11 +1,11 @@
 import type { EntityManager, SelectQueryBuilder } from 'typeorm';
 import type { Principal } from '#token-binding';
 import { whereVisible } from '../common/host-access.js';
-import type { SortKey } from '../common/paging.js';
 import { Tag } from '../tags/tag.entity.js';
 import type { TagMatch } from './dto/list-entities.query.js';
 import type { EntityTypeDefinition } from './entity-types.js';
 import type { TaggableEntity } from './taggable.entity.js';
+import { type SortKey } from '#platform';
 
 /** The tag part of a list filter: tag ids already resolved from names. */
 export interface TagCondition {

@@ -1,18 +1,8 @@
-import { ValidationPipe, type PipeTransform, type Type, type ValidationError } from '@nestjs/common';
+import { ValidationPipe, type PipeTransform, type Type } from '@nestjs/common';
+import { flattenValidationErrors, type FieldError } from '#platform';
 import { JSONRPC_ERRORS, JsonRpcError } from './jsonrpc.js';
 
-export interface ParamError {
-  readonly field: string;
-  readonly message: string;
-}
-
-function flatten(errors: readonly ValidationError[], prefix = ''): ParamError[] {
-  return errors.flatMap((error) => {
-    const field = prefix === '' ? error.property : `${prefix}.${error.property}`;
-    const own = Object.values(error.constraints ?? {}).map((message) => ({ field, message }));
-    return [...own, ...flatten(error.children ?? [], field)];
-  });
-}
+export type ParamError = FieldError;
 
 export function invalidParams(errors: readonly ParamError[]): JsonRpcError {
   return new JsonRpcError(JSONRPC_ERRORS.invalidParams.code, JSONRPC_ERRORS.invalidParams.message, {
@@ -33,7 +23,7 @@ export function jsonRpcValidationPipe(): ValidationPipe {
     transform: true,
     transformOptions: { enableImplicitConversion: false },
     validationError: { target: false, value: false },
-    exceptionFactory: (errors) => invalidParams(flatten(errors)),
+    exceptionFactory: (errors) => invalidParams(flattenValidationErrors(errors)),
   });
 }
 

@@ -24,15 +24,10 @@ export interface InstancePage {
 }
 
 /** A node in a `discovery/lookup` result: where a connected instance can be reached. */
-export interface NodeView {
-  readonly runtimeInstanceId: string;
-  readonly envTag: string | null;
-  readonly version: string | null;
-  readonly protocol: Protocol | null;
-  readonly address: string | null;
-  readonly port: number | null;
-  readonly tags: Readonly<Record<string, string>>;
-}
+export type NodeView = Pick<
+  InstanceView,
+  'runtimeInstanceId' | 'envTag' | 'version' | 'protocol' | 'address' | 'port' | 'tags'
+>;
 
 export interface LookupResult {
   readonly serviceId: string;

@@ -1,7 +1,6 @@
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
-import { Scalar } from '#platform';
-import { PageQueryDto } from '../../common/paging.js';
+import { Scalar, PageQueryDto } from '#platform';
 
 export const TAG_MATCHES = ['any', 'all'] as const;
 export type TagMatch = (typeof TAG_MATCHES)[number];

@@ -1,7 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, MaxLength } from 'class-validator';
-import { Scalar } from '#platform';
-import { PageQueryDto } from '../../common/paging.js';
+import { Scalar, PageQueryDto } from '#platform';
 
 /** Query of GET /tags (DESIGN 4.2). */
 export class ListTagsQuery extends PageQueryDto {

@@ -1,24 +1,9 @@
-import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { Scalar, toInt } from '#platform';
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { PageQueryDto, Scalar } from '#platform';
 import { INSTANCE_STATUSES, type InstanceStatus } from '../runtime-instance.entity.js';
 
-export const MAX_PAGE_SIZE = 1000;
-
 /** Query of `GET /instances`: paging and exact-match filters. */
-export class ListInstancesQuery {
-  @IsOptional()
-  @Scalar(toInt)
-  @IsInt()
-  @Min(0)
-  offset = 0;
-
-  @IsOptional()
-  @Scalar(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  limit = 20;
-
+export class ListInstancesQuery extends PageQueryDto {
   @IsOptional()
   @Scalar()
   @IsString()

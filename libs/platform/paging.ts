@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
-import { badRequest, Scalar, toInt } from '#platform';
+import { badRequest } from './problem.js';
+import { Scalar, toInt } from './validation.js';
 
 export const MAX_PAGE_SIZE = 1000;
 
