@@ -1,21 +1,37 @@
 import { Controller, Get, HttpCode, HttpStatus } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
+import { problemResponse } from './openapi.js';
 import { ProblemException } from './problem.js';
 
 const READY_TIMEOUT_MS = 2000;
 
+const STATUS_OK = { type: 'string', enum: ['ok'] };
+
 /** Liveness says the process answers; readiness says the database answers too (DESIGN 9). */
+@ApiTags('health')
 @Controller('health')
 export class HealthController {
   constructor(private readonly dataSource: DataSource) {}
 
   @Get('live')
   @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'The process answers (no token needed)' })
+  @ApiOkResponse({ schema: { type: 'object', required: ['status'], properties: { status: STATUS_OK } } })
   live(): { status: 'ok' } {
     return { status: 'ok' };
   }
 
   @Get('ready')
+  @ApiOperation({ summary: 'The process and its database answer (no token needed)' })
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['status', 'database'],
+      properties: { status: STATUS_OK, database: { type: 'string', enum: ['up'] } },
+    },
+  })
+  @ApiResponse(problemResponse(503, 'The database is not reachable (within 2 s)'))
   async ready(): Promise<{ status: 'ok'; database: 'up' }> {
     let timer: NodeJS.Timeout | undefined;
     try {

@@ -1,4 +1,5 @@
 import { Controller, Get, Header, Injectable } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Prometheus metrics of one process; a registry per app so several apps can share a test process. */
@@ -52,11 +53,18 @@ export class Metrics {
   }
 }
 
+@ApiTags('metrics')
 @Controller('metrics')
 export class MetricsController {
   constructor(private readonly metrics: Metrics) {}
 
   @Get()
+  @ApiOperation({ summary: 'Prometheus metrics of this process (no token needed)' })
+  @ApiResponse({
+    status: 200,
+    description: 'Prometheus text exposition format 0.0.4',
+    content: { 'text/plain': { schema: { type: 'string' } } },
+  })
   @Header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
   scrape(): Promise<string> {
     return this.metrics.registry.metrics();

@@ -7,14 +7,14 @@ export const MAX_PAGE_SIZE = 1000;
 
 /** `offset` and `limit`, shared by every list endpoint. */
 export class PageQueryDto {
-  @ApiPropertyOptional({ default: 0, minimum: 0 })
+  @ApiPropertyOptional({ type: 'integer', default: 0, minimum: 0 })
   @IsOptional()
   @Scalar(toInt)
   @IsInt()
   @Min(0)
   offset = 0;
 
-  @ApiPropertyOptional({ default: 20, minimum: 1, maximum: MAX_PAGE_SIZE })
+  @ApiPropertyOptional({ type: 'integer', default: 20, minimum: 1, maximum: MAX_PAGE_SIZE })
   @IsOptional()
   @Scalar(toInt)
   @IsInt()

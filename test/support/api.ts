@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { queryObserver } from '#database';
@@ -39,17 +40,35 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-/** The real api module on the test database, served in-process (requests through `app.inject`). */
-export async function startApi(env: Record<string, string> = {}): Promise<TestApi> {
+async function createApi(env: Record<string, string>): Promise<{ app: NestFastifyApplication; logs: LogCapture }> {
   const settings = testSettings(env);
   const logs = new LogCapture();
   const app = await createHttpApp(
     ApiModule.forRoot({ settings, databaseUrl: settings.databaseUrl ?? '', logStream: logs }),
     { openApi: API_OPENAPI },
   );
+  return { app, logs };
+}
+
+/** The real api module on the test database, served in-process (requests through `app.inject`). */
+export async function startApi(env: Record<string, string> = {}): Promise<TestApi> {
+  const { app, logs } = await createApi(env);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   return { app, logs, close: () => app.close() };
+}
+
+export interface ListeningApi extends TestApi {
+  /** `http://127.0.0.1:<port>`, for clients outside the process (a browser). */
+  readonly url: string;
+}
+
+/** The same api listening on 127.0.0.1 with a free port. */
+export async function listenApi(env: Record<string, string> = {}): Promise<ListeningApi> {
+  const { app, logs } = await createApi(env);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  return { app, logs, url: `http://127.0.0.1:${port}`, close: () => app.close() };
 }
 
 /** Runs `action` and returns how many SQL statements reached the database meanwhile. */

@@ -1,3 +1,7 @@
+import type { Type } from '@nestjs/common';
+import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
+import { getMetadataArgsStorage } from 'typeorm';
+import { ID_PATTERN } from '#platform';
 import type { EntityTypeDefinition } from './entity-types.js';
 import type { TaggableEntity } from './taggable.entity.js';
 
@@ -26,4 +30,55 @@ export function toEntityView(def: EntityTypeDefinition, row: TaggableEntity, tag
     aggregateVersion: row.aggregateVersion,
     tagIds: sortedIds(tagIds),
   };
+}
+
+/** `schema` to `Schema`, for the per-type class names (controllers, OpenAPI schemas). */
+export const pascal = (word: string): string => `${word[0]?.toUpperCase() ?? ''}${word.slice(1)}`;
+
+/** A class that exists only to carry OpenAPI metadata: `properties` in wire order. */
+function describedClass(name: string, properties: Readonly<Record<string, ApiPropertyOptions>>): Type<unknown> {
+  const described = class {};
+  Object.defineProperty(described, 'name', { value: name });
+  for (const [property, options] of Object.entries(properties)) ApiProperty(options)(described.prototype, property);
+  return described;
+}
+
+const views = new WeakMap<EntityTypeDefinition, { view: Type<unknown>; page: Type<unknown> }>();
+
+/**
+ * The OpenAPI description of `toEntityView`'s output and of the list body for one entity type, built
+ * from the definition and its entity's columns (names `SchemaView`, `SchemaPage`); one per definition.
+ */
+export function entityViewClasses(def: EntityTypeDefinition): { view: Type<unknown>; page: Type<unknown> } {
+  const known = views.get(def);
+  if (known !== undefined) return known;
+  const columns = new Map(
+    getMetadataArgsStorage()
+      .filterColumns(def.entity)
+      .map((column) => [column.propertyName, column.options]),
+  );
+  const view = describedClass(`${pascal(def.entityType)}View`, {
+    [def.idField]: { type: String, pattern: ID_PATTERN.source, example: 'AZNbq1s3dHqQeJ2dn8xv1A' },
+    hostId: { type: String, nullable: true, maxLength: 22, description: 'null: a global entity' },
+    ...Object.fromEntries(
+      def.fields.map((field) => {
+        const { nullable, length } = columns.get(field) ?? {};
+        return [
+          field,
+          { type: String, nullable: nullable === true, ...(typeof length === 'number' && { maxLength: length }) },
+        ];
+      }),
+    ),
+    updateUser: { type: String, nullable: true, description: "the writer's sub, client_id or cid" },
+    updateTs: { type: String, format: 'date-time' },
+    aggregateVersion: { type: 'integer', example: 1, description: 'also sent as the ETag W/"<n>"' },
+    tagIds: { type: [String], description: 'ids of the visible tags linked to it, sorted' },
+  });
+  const page = describedClass(`${pascal(def.entityType)}Page`, {
+    total: { type: 'integer', description: 'all matches, not just this page' },
+    [def.path]: { type: [view] },
+  });
+  const classes = { view, page };
+  views.set(def, classes);
+  return classes;
 }

@@ -10,15 +10,13 @@ import {
 import type { FastifyReply } from 'fastify';
 import { problemResponse } from '#platform';
 import { Authenticated, CurrentPrincipal, SCOPE_READ, SCOPE_WRITE, type Principal } from '#token-binding';
+import { ETAG_HEADER, IF_MATCH_HEADER, locationHeader, PRECONDITION_FAILED } from '../common/api-docs.js';
 import { etagOf, parseIfMatch } from '../common/etag.js';
 import { IdPipe } from '../common/id.pipe.js';
 import { ListTagsQuery } from './dto/list-tags.query.js';
 import { TagBodyDto } from './dto/tag-body.dto.js';
 import { TagsService } from './tags.service.js';
 import { TagPage, TagView } from './tag.view.js';
-
-const IF_MATCH = { name: 'If-Match', required: false, description: '`*` or ETags such as W/"3"; a mismatch is 412' };
-const ETAG = { ETag: { description: 'W/"<aggregateVersion>"', schema: { type: 'string' } } };
 
 @ApiTags('tags')
 @Controller('tags')
@@ -29,7 +27,7 @@ export class TagsController {
   @Authenticated(SCOPE_WRITE)
   @ApiCreatedResponse({
     type: TagView,
-    headers: { Location: { description: '/tags/{tagId}', schema: { type: 'string' } }, ...ETAG },
+    headers: { ...locationHeader('/tags/{tagId}'), ...ETAG_HEADER },
   })
   @ApiResponse(problemResponse(400, 'Invalid body (errors names each field)'))
   @ApiResponse(problemResponse(409, 'Duplicate tagName (case-insensitive) or tagId'))
@@ -53,7 +51,7 @@ export class TagsController {
 
   @Get(':tagId')
   @Authenticated(SCOPE_READ)
-  @ApiOkResponse({ type: TagView, headers: ETAG })
+  @ApiOkResponse({ type: TagView, headers: ETAG_HEADER })
   @ApiResponse(problemResponse(404, "No such tag (or another host's)"))
   async get(
     @CurrentPrincipal() principal: Principal,
@@ -67,12 +65,12 @@ export class TagsController {
 
   @Put(':tagId')
   @Authenticated(SCOPE_WRITE)
-  @ApiHeader(IF_MATCH)
-  @ApiOkResponse({ type: TagView, headers: ETAG })
+  @ApiHeader(IF_MATCH_HEADER)
+  @ApiOkResponse({ type: TagView, headers: ETAG_HEADER })
   @ApiResponse(problemResponse(400, 'Invalid body, or a body tagId different from the path'))
   @ApiResponse(problemResponse(404, "No such tag (or another host's)"))
   @ApiResponse(problemResponse(409, 'Duplicate tagName'))
-  @ApiResponse(problemResponse(412, 'If-Match does not match the current version'))
+  @ApiResponse(PRECONDITION_FAILED)
   async update(
     @CurrentPrincipal() principal: Principal,
     @Param('tagId', IdPipe) tagId: string,
@@ -88,10 +86,10 @@ export class TagsController {
   @Delete(':tagId')
   @HttpCode(204)
   @Authenticated(SCOPE_WRITE)
-  @ApiHeader(IF_MATCH)
+  @ApiHeader(IF_MATCH_HEADER)
   @ApiNoContentResponse({ description: 'Deleted, with every association of the tag' })
   @ApiResponse(problemResponse(404, "No such tag (or another host's)"))
-  @ApiResponse(problemResponse(412, 'If-Match does not match the current version'))
+  @ApiResponse(PRECONDITION_FAILED)
   async delete(
     @CurrentPrincipal() principal: Principal,
     @Param('tagId', IdPipe) tagId: string,

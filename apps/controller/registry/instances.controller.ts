@@ -1,16 +1,22 @@
 import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { problemResponse } from '#platform';
 import { Authenticated, SCOPE_ADMIN } from '#token-binding';
 import { ListInstancesQuery } from './dto/list-instances.query.js';
 import { RegistryService } from './registry.service.js';
-import type { InstancePage } from './runtime-instance.view.js';
+import { InstancePage } from './runtime-instance.view.js';
 
 /** `GET /instances` on the controller's HTTP port: the registry, for operators (DESIGN 8). */
+@ApiTags('instances')
 @Controller('instances')
 export class InstancesController {
   constructor(private readonly registry: RegistryService) {}
 
   @Get()
   @Authenticated(SCOPE_ADMIN)
+  @ApiOperation({ summary: 'Registered runtime instances of every host, ordered by host, service, env, address, port' })
+  @ApiOkResponse({ type: InstancePage })
+  @ApiResponse(problemResponse(400, 'Invalid, unknown or repeated query parameter'))
   list(@Query() query: ListInstancesQuery): Promise<InstancePage> {
     return this.registry.list(query);
   }

@@ -1,3 +1,4 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { Scalar, PageQueryDto } from '#platform';
@@ -24,6 +25,11 @@ function splitTagNames({ value }: { value: unknown }): unknown {
 
 /** Query of GET /schemas, /products, /documents (DESIGN 5.2). */
 export class ListEntitiesQuery extends PageQueryDto {
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_TAG_NAMES,
+    description: 'tag names, repeated and/or comma-separated (tagNames=a,b&tagNames=c); compared case-insensitively',
+  })
   @IsOptional()
   @Transform(splitTagNames)
   @IsArray()
@@ -32,12 +38,31 @@ export class ListEntitiesQuery extends PageQueryDto {
   @MaxLength(100, { each: true })
   tagNames?: string[];
 
-  /** `any` (default): at least one of the names; `all`: every name. */
-  @IsOptional() @Scalar() @IsIn(TAG_MATCHES) tagMatch: TagMatch = 'any';
+  @ApiPropertyOptional({
+    enum: TAG_MATCHES,
+    default: 'any',
+    description: 'any: at least one of tagNames; all: every one of them',
+  })
+  @IsOptional()
+  @Scalar()
+  @IsIn(TAG_MATCHES)
+  tagMatch: TagMatch = 'any';
 
-  /** Exact host id: only that host's entities. */
-  @IsOptional() @Scalar() @IsString() @MaxLength(22) hostId?: string;
+  @ApiPropertyOptional({ maxLength: 22, description: "exact host id: only that host's entities" })
+  @IsOptional()
+  @Scalar()
+  @IsString()
+  @MaxLength(22)
+  hostId?: string;
 
-  /** Comma list of sort keys, each optionally prefixed by `-`; the keys depend on the entity type. */
-  @IsOptional() @Scalar() @IsString() @MaxLength(200) sort?: string;
+  @ApiPropertyOptional({
+    maxLength: 200,
+    description: 'comma list of sort keys (see the operation), each optionally prefixed by - for descending',
+    example: '-updateTs',
+  })
+  @IsOptional()
+  @Scalar()
+  @IsString()
+  @MaxLength(200)
+  sort?: string;
 }
