@@ -15,6 +15,11 @@ export class InvalidTokenError extends Error {
 // Longer headers are refused before any parsing: no legitimate token is this large.
 const MAX_TOKEN_LENGTH = 8192;
 
+// Clients repeat one token on every call and its signature check was most of a request's CPU (bench/):
+// tokens verified in the last minute are remembered by their exact text, at most this many.
+const VERIFIED_CACHE_SIZE = 10_000;
+const VERIFIED_CACHE_MS = 60_000;
+
 export interface VerificationPolicy {
   readonly issuer: string;
   readonly audience: string;
@@ -29,6 +34,9 @@ export interface VerificationPolicy {
  */
 export class TokenVerifier {
   private readonly options: JWTVerifyOptions;
+  private readonly clockToleranceMs: number;
+  /** Exact token text -> its principal, until it expires (plus tolerance) or a minute passes. */
+  private readonly verified = new Map<string, { readonly principal: Principal; readonly until: number }>();
 
   constructor(
     private readonly keys: KeyStore,
@@ -41,17 +49,32 @@ export class TokenVerifier {
       clockTolerance: policy.clockToleranceSec,
       requiredClaims: ['exp'],
     };
+    this.clockToleranceMs = policy.clockToleranceSec * 1000;
   }
 
   async verify(token: string): Promise<Principal> {
     if (token.length > MAX_TOKEN_LENGTH) throw new InvalidTokenError('too long');
+    const known = this.verified.get(token);
+    if (known !== undefined) {
+      if (Date.now() < known.until) return known.principal;
+      this.verified.delete(token);
+    }
     try {
       const { payload } = await jwtVerify(token, (header) => this.keys.keyFor(header.kid), this.options);
-      return principalOf(payload);
+      const principal = principalOf(payload);
+      this.remember(token, (payload.exp as number) * 1000, principal);
+      return principal;
     } catch (error) {
       if (error instanceof KeySourceUnavailableError) throw error;
       throw new InvalidTokenError(error instanceof errors.JOSEError ? error.code : (error as Error).name);
     }
+  }
+
+  /** `exp` is checked as jose checks it (valid while now < exp + tolerance); the oldest entry makes room. */
+  private remember(token: string, expMs: number, principal: Principal): void {
+    const until = Math.min(expMs + this.clockToleranceMs, Date.now() + VERIFIED_CACHE_MS);
+    if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value as string);
+    this.verified.set(token, { principal, until });
   }
 }
 
