@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { freePort, requireBuild, run, type Spawned } from '../support/processes.js';
 import { ISSUER, callers, writeJwksFile } from '../support/tokens.js';
@@ -35,40 +35,54 @@ describe('SIGTERM on the api', () => {
     api.child.kill('SIGKILL');
   });
 
-  it('finishes an in-flight request, refuses new connections, closes the pool and exits 0', async () => {
+  it('finishes a burst of in-flight requests without a reset, refuses new connections and exits 0', async () => {
     const admin = await callers.admin();
-    const name = `shutdown-${Date.now().toString(36)}`;
-    const body = JSON.stringify({ tagName: name });
-    const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port,
-          method: 'POST',
-          path: '/tags',
-          headers: {
-            authorization: `Bearer ${admin}`,
-            'content-type': 'application/json',
-            'content-length': body.length,
+    const prefix = `shutdown-${Date.now().toString(36)}`;
+    const agent = new Agent({ keepAlive: false });
+
+    /** A POST whose body is half sent now and finished by `finish()`, after SIGTERM. */
+    const slowCreate = (name: string) => {
+      const body = JSON.stringify({ tagName: name });
+      let finish = (): void => {};
+      const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            agent,
+            method: 'POST',
+            path: '/tags',
+            headers: {
+              authorization: `Bearer ${admin}`,
+              'content-type': 'application/json',
+              'content-length': body.length,
+            },
           },
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (c: Buffer) => (text += c.toString('utf8')));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        },
-      );
-      req.on('error', reject);
-      // Half the body now, the rest after SIGTERM: the request is in flight while shutdown starts.
-      req.write(body.slice(0, 5));
-      setTimeout(() => {
-        api.child.kill('SIGTERM');
-        setTimeout(() => req.end(body.slice(5)), 300);
-      }, 200);
-    });
-    const result = await answer;
-    expect(result.status).toBe(201);
-    expect(JSON.parse(result.text)).toMatchObject({ tagName: name });
+          (res) => {
+            let text = '';
+            res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+          },
+        );
+        // A reset (ECONNRESET, socket hang up) rejects and fails the test.
+        req.on('error', reject);
+        req.write(body.slice(0, 5));
+        finish = () => req.end(body.slice(5));
+      });
+      return { answer, finish: () => finish() };
+    };
+
+    const burst = Array.from({ length: 20 }, (_, i) => slowCreate(`${prefix}-${i}`));
+    // Let every request reach the server before shutdown starts.
+    await new Promise((r) => setTimeout(r, 300));
+    api.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    for (const pending of burst) pending.finish();
+    const results = await Promise.all(burst.map((r) => r.answer));
+    expect(results.map((r) => r.status)).toEqual(Array(20).fill(201));
+    expect(results.map((r) => (JSON.parse(r.text) as { tagName: string }).tagName).sort()).toEqual(
+      burst.map((_, i) => `${prefix}-${i}`).sort(),
+    );
     await expect(fetch(`http://127.0.0.1:${port}/health/live`)).rejects.toThrow();
     expect(await api.exit()).toBe(0);
   }, 60_000);
