@@ -20,6 +20,7 @@ export default {
   testMatch: ['<rootDir>/{apps,libs,test}/**/*.spec.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.js',
   globalTeardown: '<rootDir>/test/support/global-teardown.js',
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   maxWorkers: 2,
   testTimeout: 60000,
 };
