@@ -38,43 +38,34 @@ describe('StaticKeyStore', () => {
 });
 
 describe('RemoteJwksKeyStore', () => {
-  it('fetches once, caches, and refetches an unknown kid at most once per interval', async () => {
-    let keys = [jwk('one')];
-    let fetches = 0;
+  /** A JWKS endpoint whose key set the test can change, counting fetches. */
+  function issuer(minRefetchIntervalMs: number) {
+    const state = { keys: [jwk('one')], fetches: 0 };
     const fakeFetch = (() => {
-      fetches += 1;
-      return Promise.resolve(new Response(JSON.stringify({ keys })));
+      state.fetches += 1;
+      return Promise.resolve(new Response(JSON.stringify({ keys: state.keys })));
     }) as typeof fetch;
-    const store = new RemoteJwksKeyStore({
-      uri: 'https://issuer.test/jwks',
-      fetch: fakeFetch,
-      minRefetchIntervalMs: 60_000,
-    });
+    const store = new RemoteJwksKeyStore({ uri: 'https://issuer.test/jwks', fetch: fakeFetch, minRefetchIntervalMs });
+    return { state, store };
+  }
+
+  it('fetches once, caches, and refetches an unknown kid at most once per interval', async () => {
+    const { state, store } = issuer(60_000);
     await store.keyFor('one');
     await store.keyFor('one');
-    expect(fetches).toBe(1);
-    keys = [jwk('one'), jwk('two')];
+    expect(state.fetches).toBe(1);
+    state.keys = [jwk('one'), jwk('two')];
     await expect(Promise.resolve().then(() => store.keyFor('two'))).rejects.toThrow(UnknownKeyError);
-    expect(fetches).toBe(1);
+    expect(state.fetches).toBe(1);
   });
 
   it('refetches for a new kid once the interval has passed', async () => {
-    let keys = [jwk('one')];
-    let fetches = 0;
-    const fakeFetch = (() => {
-      fetches += 1;
-      return Promise.resolve(new Response(JSON.stringify({ keys })));
-    }) as typeof fetch;
-    const store = new RemoteJwksKeyStore({
-      uri: 'https://issuer.test/jwks',
-      fetch: fakeFetch,
-      minRefetchIntervalMs: 1,
-    });
+    const { state, store } = issuer(1);
     await store.keyFor('one');
-    keys = [jwk('two')];
+    state.keys = [jwk('two')];
     await new Promise((r) => setTimeout(r, 5));
     expect((await store.keyFor('two')).asymmetricKeyType).toBe('ec');
-    expect(fetches).toBe(2);
+    expect(state.fetches).toBe(2);
   });
 
   it('reports an unreachable JWKS as unavailable, not as a bad token', async () => {

@@ -84,15 +84,9 @@ export interface DeregisterResult {
 
 export function toInstanceView(instance: RuntimeInstance): InstanceView {
   return {
-    runtimeInstanceId: instance.runtimeInstanceId,
+    ...toNodeView(instance),
     hostId: instance.hostId,
     serviceId: instance.serviceId,
-    envTag: instance.envTag,
-    version: instance.version,
-    protocol: instance.protocol,
-    address: instance.address,
-    port: instance.port,
-    tags: instance.tags,
     status: instance.status,
     connectedTs: instance.connectedTs.toISOString(),
     lastSeenTs: instance.lastSeenTs.toISOString(),
