@@ -1,0 +1,47 @@
+import { NotFoundException } from '@nestjs/common';
+import { describe, expect, it } from '@jest/globals';
+import { PlainTextException, ProblemException, renderError } from './problem.js';
+
+describe('renderError', () => {
+  it('never shows internals of an unexpected error', () => {
+    const rendered = renderError(new Error('connect ECONNREFUSED 10.0.0.7:5432 password=hunter2'));
+    expect(rendered.status).toBe(500);
+    expect(rendered.contentType).toBe('application/problem+json');
+    expect(JSON.parse(rendered.body)).toEqual({
+      type: 'about:blank',
+      title: 'Internal Server Error',
+      status: 500,
+      detail: 'Internal Server Error',
+    });
+  });
+
+  it('renders problems with their field errors and headers', () => {
+    const rendered = renderError(
+      new ProblemException(401, 'A bearer token is required', { headers: { 'www-authenticate': 'Bearer' } }),
+    );
+    expect(rendered).toMatchObject({ status: 401, headers: { 'www-authenticate': 'Bearer' } });
+    const invalid = renderError(new ProblemException(400, 'bad', { errors: [{ field: 'a', message: 'm' }] }));
+    expect(JSON.parse(invalid.body)).toMatchObject({ status: 400, title: 'Bad Request', errors: [{ field: 'a' }] });
+  });
+
+  it("maps Nest's own HTTP exceptions and Fastify's client errors to problem+json", () => {
+    expect(JSON.parse(renderError(new NotFoundException('Cannot GET /x')).body)).toMatchObject({ status: 404 });
+    const tooLarge = Object.assign(new Error('Request body is too large'), {
+      statusCode: 413,
+      code: 'FST_ERR_CTP_BODY_TOO_LARGE',
+    });
+    expect(renderError(tooLarge)).toMatchObject({ status: 413, contentType: 'application/problem+json' });
+  });
+
+  it('answers the binding rejection as plain text', () => {
+    const rendered = renderError(new PlainTextException(403, 'Token sid does not match requested serviceId'));
+    expect(rendered).toMatchObject({ status: 403, body: 'Token sid does not match requested serviceId' });
+    expect(rendered.contentType).toMatch(/^text\/plain/);
+  });
+
+  it('captures no stack for expected 4xx answers, and keeps it for 5xx', () => {
+    expect(new ProblemException(404, 'x').stack?.split('\n')).toHaveLength(1);
+    expect(new ProblemException(503, 'x').stack?.split('\n').length).toBeGreaterThan(1);
+    expect(Error.stackTraceLimit).toBeGreaterThan(0);
+  });
+});
