@@ -62,25 +62,10 @@ const results = [];
 for (const name of selected) results.push(await runOne(name));
 
 const mode = smoke ? 'smoke' : 'full';
-const met = (r) => (r.met === undefined ? '' : r.met ? 'yes' : 'no');
-const lines = [
-  `Bindery benchmarks, ${mode} mode, ${new Date().toISOString()}, Node ${process.versions.node}`,
-  '',
-  '| benchmark | measure | Bindery | baseline | unit | ratio | goal | met |',
-  '| --- | --- | ---: | ---: | --- | ---: | --- | --- |',
-];
-for (const result of results) {
-  if (result.error !== undefined) {
-    lines.push(`| ${result.name} | failed: ${String(result.error).split('\n')[0]} | | | | | | no |`);
-    continue;
-  }
-  for (const r of result.rows) {
-    const ratio = r.ratio === '' ? '' : `${r.ratio}×`;
-    lines.push(
-      `| ${result.name} | ${r.measure} | ${r.product} | ${r.baseline} | ${r.unit} | ${ratio} | ${r.goal} | ${met(r)} |`,
-    );
-  }
-}
+const lines = [`Bindery benchmarks, ${mode} mode, ${new Date().toISOString()}, Node ${process.versions.node}`, ''];
+// Imported only now: lib.js needs bench/'s dependencies, which this script may just have installed.
+const { formatTable } = await import('./lib.js');
+lines.push(formatTable(results).trimEnd());
 lines.push('');
 for (const result of results) {
   for (const note of result.notes ?? []) lines.push(`- ${result.name}: ${note}`);
