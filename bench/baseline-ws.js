@@ -7,20 +7,13 @@ import { createServer } from 'node:http';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import pg from 'pg';
 import { WebSocketServer } from 'ws';
+// The controller's own statement, from the build `npm run bench` makes first.
+import { UPSERT } from '../dist/apps/controller/registry/registry.sql.js';
 
 const jwks = createLocalJWKSet(JSON.parse(readFileSync(process.env.JWT_JWKS_FILE, 'utf8')));
 const options = { issuer: process.env.JWT_ISSUER, audience: process.env.JWT_AUDIENCE, algorithms: ['ES256'] };
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL_SIZE ?? 10) });
 const controllerId = randomUUID();
-const UPSERT = `
-  insert into runtime_instance as ri (runtime_instance_id, host_id, service_id, env_tag, version, protocol, address,
-    port, tags, status, connected_ts, last_seen_ts, disconnected_ts, controller_id, connection_id)
-  values ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, 'connected', now(), now(), null, $10, $11)
-  on conflict on constraint uq_runtime_instance_identity do update set
-    version = excluded.version, protocol = excluded.protocol, tags = excluded.tags, status = 'connected',
-    connected_ts = excluded.connected_ts, last_seen_ts = excluded.last_seen_ts, disconnected_ts = null,
-    controller_id = excluded.controller_id, connection_id = excluded.connection_id
-  returning ri.runtime_instance_id`;
 
 const server = createServer((_, res) => res.writeHead(404).end());
 const claimsOf = new WeakMap();

@@ -5,6 +5,7 @@ import { DataSource, type QueryRunner } from 'typeorm';
 import { newId, SETTINGS, type Settings } from '#platform';
 import { BINDING_MESSAGES, BindingEnforcer, type Principal } from '#token-binding';
 import type { RegistryConnection } from './connection.js';
+import { UPSERT } from './registry.sql.js';
 import type { ListInstancesQuery } from './dto/list-instances.query.js';
 import type { LookupParams } from './dto/lookup.params.js';
 import type { RegisterParams } from './dto/register.params.js';
@@ -23,17 +24,6 @@ const PG_UNDEFINED_TABLE = '42P01';
 
 // Advisory-lock namespace of live controller processes; the second key is hashtext(controller id).
 const LEASE_KEY = 7_243_002;
-
-// Re-registering the same host+service+env+address+port reuses the row (and so the id), atomically.
-const UPSERT = `
-  insert into runtime_instance as ri (runtime_instance_id, host_id, service_id, env_tag, version, protocol, address,
-    port, tags, status, connected_ts, last_seen_ts, disconnected_ts, controller_id, connection_id)
-  values ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, 'connected', now(), now(), null, $10, $11)
-  on conflict on constraint uq_runtime_instance_identity do update set
-    version = excluded.version, protocol = excluded.protocol, tags = excluded.tags, status = 'connected',
-    connected_ts = excluded.connected_ts, last_seen_ts = excluded.last_seen_ts, disconnected_ts = null,
-    controller_id = excluded.controller_id, connection_id = excluded.connection_id
-  returning ri.runtime_instance_id`;
 
 // Only rows still held by that connection: a newer registration of the same instance stays connected.
 const DISCONNECT = `
