@@ -20,9 +20,13 @@ const SORT_COLUMNS = {
 type SortKey = keyof typeof SORT_COLUMNS;
 const SORT_KEYS = Object.keys(SORT_COLUMNS) as SortKey[];
 
-// Reads by id are the hot path (bench/ auth): one statement, without TypeORM's query building and hydration.
+// Reads by id and creates are the hot paths (bench/ auth, peer): one statement each, without TypeORM's
+// query building and hydration.
 const SELECT_TAG =
   'select tag_id, host_id, tag_name, tag_desc, update_user, update_ts, aggregate_version from tag where tag_id = $1';
+
+const INSERT_TAG =
+  'insert into tag (tag_id, host_id, tag_name, tag_desc, update_user, update_ts, aggregate_version) values ($1, $2, $3, $4, $5, $6, $7)';
 
 interface TagRow {
   readonly tag_id: string;
@@ -71,7 +75,15 @@ export class TagsService {
       aggregateVersion: 1,
     });
     try {
-      await this.db.getRepository(Tag).insert(tag);
+      await this.db.query(INSERT_TAG, [
+        tag.tagId,
+        tag.hostId,
+        tag.tagName,
+        tag.tagDesc,
+        tag.updateUser,
+        tag.updateTs,
+        tag.aggregateVersion,
+      ]);
     } catch (error) {
       throw duplicateTag(error, tag);
     }
@@ -88,11 +100,16 @@ export class TagsService {
     if (query.hostId !== undefined) select.andWhere('t.host_id = :hostId', { hostId: query.hostId });
     if (query.q !== undefined)
       select.andWhere('(t.tag_name ilike :q or t.tag_desc ilike :q)', { q: likePattern(query.q) });
+    // count(*) rather than getManyAndCount's count(distinct tag_id); both statements run at once.
+    const count = select.clone().select('count(*)::int', 'total');
     for (const { key, descending } of sort) select.addOrderBy(SORT_COLUMNS[key], descending ? 'DESC' : 'ASC');
     // The id breaks ties so paging is stable even when sort keys repeat.
     if (!sort.some((s) => s.key === 'tagId')) select.addOrderBy('t.tag_id', 'ASC');
-    const [tags, total] = await select.offset(query.offset).limit(query.limit).getManyAndCount();
-    return { total, tags: tags.map(toTagView) };
+    const [tags, counted] = await Promise.all([
+      select.offset(query.offset).limit(query.limit).getMany(),
+      count.getRawOne<{ total: number }>(),
+    ]);
+    return { total: counted?.total ?? 0, tags: tags.map(toTagView) };
   }
 
   async get(principal: Principal, tagId: string): Promise<TagView> {
