@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { migrate } from '#database';
 import { unique } from '../support/api.js';
-import { instanceIdOf, RegistryTable, RpcClient, waitFor, WS_PATH } from '../support/controller.js';
-import { freePort, requireBuild, run, type Spawned } from '../support/processes.js';
-import { ISSUER, token, writeJwksFile } from '../support/tokens.js';
+import { instanceIdOf, RegistryTable, RpcClient, WS_PATH } from '../support/controller.js';
+import { freePort, startBuilt, type Spawned } from '../support/processes.js';
+import { token } from '../support/tokens.js';
 
 /** The built controller as operators run it: `node dist/apps/controller/main.js`. */
 describe('controller process', () => {
@@ -13,28 +13,13 @@ describe('controller process', () => {
   const hostId = unique('proc');
 
   beforeAll(async () => {
-    requireBuild();
     await migrate(process.env.DATABASE_URL ?? '');
     table = new RegistryTable();
     port = await freePort();
-    controller = run('apps/controller/main.js', [], {
-      DATABASE_URL: process.env.DATABASE_URL ?? '',
+    controller = await startBuilt('apps/controller/main.js', port, {
       CONTROLLER_PORT: String(port),
-      LISTEN_HOST: '127.0.0.1',
-      JWT_JWKS_FILE: writeJwksFile(),
-      JWT_ISSUER: ISSUER,
       CONTROLLER_HOST_ID: hostId,
-      LOG_LEVEL: 'warn',
     });
-    await waitFor(
-      () =>
-        fetch(`http://127.0.0.1:${port}/health/ready`).then(
-          (r) => r.ok,
-          () => false,
-        ),
-      `the controller to start:\n${controller.output()}`,
-      30_000,
-    );
   });
 
   afterAll(async () => {

@@ -1,34 +1,15 @@
 import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { freePort, requireBuild, run, type Spawned } from '../support/processes.js';
-import { ISSUER, callers, writeJwksFile } from '../support/tokens.js';
+import { freePort, startBuilt, type Spawned } from '../support/processes.js';
+import { callers } from '../support/tokens.js';
 
 describe('SIGTERM on the api', () => {
   let api: Spawned;
   let port: number;
 
   beforeAll(async () => {
-    requireBuild();
     port = await freePort();
-    api = run('apps/api/main.js', [], {
-      DATABASE_URL: process.env.DATABASE_URL ?? '',
-      API_PORT: String(port),
-      LISTEN_HOST: '127.0.0.1',
-      JWT_JWKS_FILE: writeJwksFile(),
-      JWT_ISSUER: ISSUER,
-      CONTROLLER_HOST_ID: 'h-ctl',
-      LOG_LEVEL: 'warn',
-    });
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      const ok = await fetch(`http://127.0.0.1:${port}/health/ready`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`api did not start:\n${api.output()}`);
+    api = await startBuilt('apps/api/main.js', port, { API_PORT: String(port), CONTROLLER_HOST_ID: 'h-ctl' });
   });
 
   afterAll(() => {

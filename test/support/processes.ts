@@ -4,6 +4,7 @@ import { chmod, mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { ISSUER, writeJwksFile } from './tokens.js';
 
 export const DIST = resolve('dist');
 
@@ -67,4 +68,32 @@ export function run(entry: string, args: string[], env: Record<string, string>):
       return code;
     },
   };
+}
+
+/**
+ * Starts a built entry point (`apps/api/main.js`, `apps/controller/main.js`) against the test database and
+ * the test issuer's keys, and resolves once `GET /health/ready` on `port` answers 200.
+ */
+export async function startBuilt(entry: string, port: number, env: Record<string, string>): Promise<Spawned> {
+  requireBuild();
+  const spawned = run(entry, [], {
+    DATABASE_URL: process.env.DATABASE_URL ?? '',
+    LISTEN_HOST: '127.0.0.1',
+    JWT_JWKS_FILE: writeJwksFile(),
+    JWT_ISSUER: ISSUER,
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const ready = await fetch(`http://127.0.0.1:${port}/health/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) return spawned;
+    if (spawned.child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  spawned.child.kill('SIGKILL');
+  throw new Error(`${entry} did not become ready:\n${spawned.output()}`);
 }
