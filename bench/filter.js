@@ -36,9 +36,9 @@ const DURATION_S = SMOKE ? 3 : 10;
 const { DataSource } = await import(pathToFileURL(createRequire(join(ROOT, 'package.json')).resolve('typeorm')).href);
 const { dataSourceOptions } = await import(join(DIST, 'libs/database/index.js'));
 const { principalOf } = await import(join(DIST, 'libs/token-binding/index.js'));
-const { entityListQueries, tagsNamedQuery } = await import(join(DIST, 'apps/api/entities/entity-queries.js'));
-const { ENTITY_TYPES } = await import(join(DIST, 'apps/api/entities/entity-types.js'));
-const { EntityTag } = await import(join(DIST, 'apps/api/entities/entity-tag.entity.js'));
+const { entityListQueries, tagsNamedQuery } = await import(join(DIST, 'apps/api/catalog/entity-queries.js'));
+const { ENTITY_TYPES } = await import(join(DIST, 'apps/api/catalog/entity-types.js'));
+const { EntityTag } = await import(join(DIST, 'apps/api/catalog/entity-tag.entity.js'));
 const { Tag } = await import(join(DIST, 'apps/api/tags/tag.entity.js'));
 
 /**

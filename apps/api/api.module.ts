@@ -3,7 +3,7 @@ import { DatabaseModule } from '#database';
 import { PlatformModule, type PlatformOptions } from '#platform';
 import { TokenBindingModule } from '#token-binding';
 import { ConfigServerModule } from './config-server/config-server.module.js';
-import { EntityTagModule } from './entities/entity-tag.module.js';
+import { EntityTagModule } from './catalog/entity-tag.module.js';
 import { TagsModule } from './tags/tags.module.js';
 
 export interface ApiOptions extends PlatformOptions {
