@@ -1,0 +1,12 @@
+export { checkRuntimeClaims, decodeToken, RuntimeTokenError, type RuntimeIdentity } from './claims.js';
+export { TokenSource, type TokenSourceOptions } from './token-source.js';
+export {
+  backoffDelay,
+  isPlainFileName,
+  RuntimeClient,
+  RuntimeRequestError,
+  type LookupResult,
+  type RuntimeClientEvent,
+  type RuntimeClientOptions,
+  type RuntimeInstance,
+} from './runtime-client.js';

@@ -1,0 +1,319 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { WebSocket } from 'ws';
+import type { RuntimeIdentity } from './claims.js';
+import { TokenSource } from './token-source.js';
+
+export interface RuntimeInstance {
+  readonly address?: string;
+  readonly port?: number;
+  readonly protocol?: 'http' | 'https' | 'ws' | 'wss';
+  readonly version?: string;
+  readonly tags?: Readonly<Record<string, string>>;
+}
+
+export interface RuntimeClientOptions extends RuntimeIdentity {
+  readonly tokenEndpoint: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** Base URL of the api (config server), e.g. `http://localhost:8080`. */
+  readonly apiUrl: string;
+  /** Base URL of the controller, e.g. `ws://localhost:8081`. */
+  readonly controllerUrl: string;
+  readonly productId?: string;
+  readonly productVersion?: string;
+  readonly instance?: RuntimeInstance;
+  readonly scope?: string;
+  /** Longest wait between reconnect attempts (default 30 s). */
+  readonly maxBackoffMs?: number;
+  /** Called with what the client does in the background (reconnects, refreshes); silent by default. */
+  readonly onEvent?: (event: RuntimeClientEvent) => void;
+  readonly fetch?: typeof fetch;
+}
+
+export type RuntimeClientEvent =
+  | { readonly type: 'registered'; readonly runtimeInstanceId: string }
+  | { readonly type: 'disconnected'; readonly code: number; readonly reason: string }
+  | { readonly type: 'reconnecting'; readonly attempt: number; readonly delayMs: number }
+  | { readonly type: 'refreshed'; readonly exp: number }
+  | { readonly type: 'error'; readonly error: Error };
+
+export interface LookupResult {
+  readonly serviceId: string;
+  readonly envTag: string | null;
+  readonly nodes: readonly Record<string, unknown>[];
+}
+
+/** A config-server or controller answer that was not a success. */
+export class RuntimeRequestError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RuntimeRequestError';
+  }
+}
+
+interface Cached {
+  readonly etag: string;
+  readonly body: unknown;
+}
+
+/** A plain file name: no path separator, no `..`, no control characters (DESIGN 11). */
+export function isPlainFileName(name: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  return name !== '' && name !== '.' && !name.includes('..') && !/[/\\\u0000-\u001f\u007f]/.test(name);
+}
+
+/** Full jitter over an exponential backoff capped at `capMs`. */
+export function backoffDelay(attempt: number, capMs: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(capMs, 500 * 2 ** Math.min(attempt, 16));
+  return Math.floor(ceiling / 2 + random() * (ceiling / 2));
+}
+
+type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
+
+/**
+ * What a runtime service imports to bootstrap itself (DESIGN 11): a token of the right profile first,
+ * then its configuration, then its registration with the controller, kept alive until `close()`.
+ */
+export class RuntimeClient {
+  private readonly tokens: TokenSource;
+  private readonly cache = new Map<string, Cached>();
+  private readonly fetchImpl: typeof fetch;
+  private socket: WebSocket | undefined;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private runtimeInstanceId: string | undefined;
+  private closed = false;
+  private attempt = 0;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+
+  private constructor(private readonly options: RuntimeClientOptions) {
+    this.fetchImpl = options.fetch ?? fetch;
+    this.tokens = new TokenSource({
+      tokenEndpoint: options.tokenEndpoint,
+      clientId: options.clientId,
+      clientSecret: options.clientSecret,
+      identity: options,
+      scope: options.scope,
+      fetch: this.fetchImpl,
+    });
+  }
+
+  /** Token setup: fails with RuntimeTokenError (naming the claim) before any other request is made. */
+  static async create(options: RuntimeClientOptions): Promise<RuntimeClient> {
+    const client = new RuntimeClient(options);
+    await client.tokens.token();
+    return client;
+  }
+
+  /** The instance id the controller gave the last registration. */
+  get instanceId(): string | undefined {
+    return this.runtimeInstanceId;
+  }
+
+  config(): Promise<Record<string, unknown>> {
+    return this.read('configs') as Promise<Record<string, unknown>>;
+  }
+
+  certs(): Promise<Record<string, string>> {
+    return this.read('certs') as Promise<Record<string, string>>;
+  }
+
+  files(): Promise<Record<string, string>> {
+    return this.read('files') as Promise<Record<string, string>>;
+  }
+
+  /** Writes the config server's files (or certs) into `dir`; any name that is not plain is refused first. */
+  async writeFiles(dir: string, kind: 'files' | 'certs' = 'files'): Promise<string[]> {
+    const files = kind === 'files' ? await this.files() : await this.certs();
+    const names = Object.keys(files);
+    const bad = names.find((name) => !isPlainFileName(name));
+    if (bad !== undefined)
+      throw new RuntimeRequestError(0, `refusing to write file ${JSON.stringify(bad)}: not a plain name`);
+    await mkdir(dir, { recursive: true });
+    for (const name of names) await writeFile(join(dir, name), Buffer.from(files[name] ?? '', 'base64'));
+    return names;
+  }
+
+  private async read(kind: 'configs' | 'certs' | 'files'): Promise<unknown> {
+    const { host, serviceId, envTag, productId, productVersion } = this.options;
+    const query = new URLSearchParams({ host, serviceId });
+    if (envTag !== undefined && envTag !== '') query.set('envTag', envTag);
+    if (productId !== undefined) query.set('productId', productId);
+    if (productVersion !== undefined) query.set('productVersion', productVersion);
+    const url = `${this.options.apiUrl.replace(/\/$/, '')}/config-server/${kind}?${query.toString()}`;
+    const cached = this.cache.get(url);
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${await this.tokens.token()}`,
+      accept: 'application/json',
+    };
+    if (cached !== undefined) headers['if-none-match'] = cached.etag;
+    const response = await this.fetchImpl(url, { headers, signal: AbortSignal.timeout(10_000) });
+    if (response.status === 304 && cached !== undefined) return cached.body;
+    if (!response.ok)
+      throw new RuntimeRequestError(response.status, `${kind}: HTTP ${response.status} ${await response.text()}`);
+    const body: unknown = await response.json();
+    const etag = response.headers.get('etag');
+    if (etag !== null) this.cache.set(url, { etag, body });
+    return body;
+  }
+
+  /** Opens the controller socket and registers; on a lost connection it reconnects and registers again. */
+  async register(): Promise<string> {
+    this.closed = false;
+    try {
+      await this.connect();
+    } catch (error) {
+      // The first registration's failure is the caller's to handle; reconnects follow only a success.
+      this.closed = true;
+      clearTimeout(this.reconnectTimer);
+      this.socket?.terminate();
+      throw error;
+    }
+    return this.runtimeInstanceId ?? '';
+  }
+
+  lookup(serviceId: string, envTag?: string, protocol?: string): Promise<LookupResult> {
+    const params: Record<string, string> = { serviceId };
+    if (envTag !== undefined) params.envTag = envTag;
+    if (protocol !== undefined) params.protocol = protocol;
+    return this.call('discovery/lookup', params) as Promise<LookupResult>;
+  }
+
+  /** Deregisters and closes the socket; the client reconnects no more. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.refreshTimer);
+    clearTimeout(this.reconnectTimer);
+    const socket = this.socket;
+    if (socket === undefined || socket.readyState !== WebSocket.OPEN) return;
+    if (this.runtimeInstanceId !== undefined) {
+      await this.call('service/deregister', { runtimeInstanceId: this.runtimeInstanceId }).catch(() => undefined);
+    }
+    await new Promise<void>((resolve) => {
+      socket.once('close', () => resolve());
+      socket.close(1000, 'runtime closing');
+      setTimeout(resolve, 2000).unref();
+    });
+  }
+
+  private async connect(): Promise<void> {
+    const token = await this.tokens.token();
+    const url = `${this.options.controllerUrl.replace(/\/$/, '')}/ws/microservice`;
+    const socket = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
+    this.socket = socket;
+    socket.on('message', (data: Buffer) => this.onMessage(data.toString('utf8')));
+    socket.on('close', (code, reason) => this.onClose(socket, code, reason.toString()));
+    socket.on('error', (error) => this.emit({ type: 'error', error }));
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('unexpected-response', (_request, response) => {
+        reject(
+          new RuntimeRequestError(
+            response.statusCode ?? 0,
+            `controller refused the upgrade: HTTP ${response.statusCode}`,
+          ),
+        );
+        socket.terminate();
+      });
+      socket.once('error', reject);
+    });
+    const { serviceId, envTag, instance } = this.options;
+    const params: Record<string, unknown> = { serviceId, ...instance };
+    if (envTag !== undefined && envTag !== '') params.envTag = envTag;
+    const result = (await this.call('service/register', params)) as { runtimeInstanceId: string };
+    this.runtimeInstanceId = result.runtimeInstanceId;
+    this.attempt = 0;
+    this.scheduleRefresh();
+    this.emit({ type: 'registered', runtimeInstanceId: result.runtimeInstanceId });
+  }
+
+  /** Sends `session/refresh` with a renewed token before the socket's token expires (DESIGN 8). */
+  private scheduleRefresh(): void {
+    clearTimeout(this.refreshTimer);
+    const exp = this.tokens.expiresAt;
+    if (exp === undefined) return;
+    const delay = Math.max(1_000, (exp * 1000 - Date.now()) * 0.8);
+    this.refreshTimer = setTimeout(() => void this.refresh(), delay);
+    this.refreshTimer.unref();
+  }
+
+  private async refresh(): Promise<void> {
+    try {
+      const jwt = await this.tokens.token();
+      const result = (await this.call('session/refresh', { jwt })) as { exp: number };
+      this.emit({ type: 'refreshed', exp: result.exp });
+      this.scheduleRefresh();
+    } catch (error) {
+      this.emit({ type: 'error', error: error as Error });
+      this.refreshTimer = setTimeout(() => void this.refresh(), 5_000);
+      this.refreshTimer.unref();
+    }
+  }
+
+  private call(method: string, params: Record<string, unknown>): Promise<unknown> {
+    const socket = this.socket;
+    if (socket === undefined || socket.readyState !== WebSocket.OPEN) {
+      return Promise.reject(new RuntimeRequestError(0, 'not connected to the controller'));
+    }
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    });
+  }
+
+  private onMessage(text: string): void {
+    let message: {
+      id?: unknown;
+      result?: unknown;
+      error?: { code: number; message: string; data?: { status?: number } };
+    };
+    try {
+      message = JSON.parse(text) as typeof message;
+    } catch {
+      return;
+    }
+    if (typeof message.id !== 'number') return;
+    const pending = this.pending.get(message.id);
+    if (pending === undefined) return;
+    this.pending.delete(message.id);
+    if (message.error !== undefined) {
+      pending.reject(
+        new RuntimeRequestError(message.error.data?.status ?? 0, `${message.error.code} ${message.error.message}`),
+      );
+    } else {
+      pending.resolve(message.result);
+    }
+  }
+
+  private onClose(socket: WebSocket, code: number, reason: string): void {
+    if (socket !== this.socket) return;
+    clearTimeout(this.refreshTimer);
+    for (const pending of this.pending.values()) pending.reject(new RuntimeRequestError(0, `socket closed ${code}`));
+    this.pending.clear();
+    this.emit({ type: 'disconnected', code, reason });
+    if (!this.closed) this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.reconnectTimer !== undefined) return; // one attempt pending at a time
+    const delayMs = backoffDelay(this.attempt++, this.options.maxBackoffMs ?? 30_000);
+    this.emit({ type: 'reconnecting', attempt: this.attempt, delayMs });
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.connect().catch((error: unknown) => {
+        this.emit({ type: 'error', error: error as Error });
+        if (!this.closed) this.scheduleReconnect();
+      });
+    }, delayMs);
+  }
+
+  private emit(event: RuntimeClientEvent): void {
+    this.options.onEvent?.(event);
+  }
+}
