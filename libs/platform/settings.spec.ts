@@ -19,7 +19,7 @@ describe('loadSettings', () => {
       controllerHostId: 'dev-host',
       enforceSidHostMatch: true,
       logLevel: 'info',
-      jwt: { issuer: 'bindery-dev', audience: 'bindery', algorithms: ['RS256', 'ES256', 'PS256', 'EdDSA'] },
+      jwt: { issuer: 'bindery-dev', audience: 'bindery', algorithms: ['RS256', 'ES256', 'PS256'] },
     });
   });
 
@@ -44,6 +44,7 @@ describe('loadSettings', () => {
     ],
     [{ JWT_ALGORITHMS: 'HS256' }, 'JWT_ALGORITHMS'],
     [{ JWT_ALGORITHMS: 'none' }, 'JWT_ALGORITHMS'],
+    [{ JWT_ALGORITHMS: 'ES256,EdDSA' }, 'JWT_ALGORITHMS'],
     [{ JWT_ALGORITHMS: ' , ' }, 'JWT_ALGORITHMS'],
     [{ ENFORCE_SID_HOST_MATCH: 'maybe' }, 'ENFORCE_SID_HOST_MATCH'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
@@ -68,8 +69,8 @@ describe('loadSettings', () => {
   });
 
   it('parses algorithms, booleans and trims values', () => {
-    const s = loadSettings({ JWT_ALGORITHMS: ' ES256 , EdDSA ', ENFORCE_SID_HOST_MATCH: 'FALSE', API_PORT: ' 9000 ' });
-    expect(s.jwt.algorithms).toEqual(['ES256', 'EdDSA']);
+    const s = loadSettings({ JWT_ALGORITHMS: ' ES256 , PS512 ', ENFORCE_SID_HOST_MATCH: 'FALSE', API_PORT: ' 9000 ' });
+    expect(s.jwt.algorithms).toEqual(['ES256', 'PS512']);
     expect(s.enforceSidHostMatch).toBe(false);
     expect(s.apiPort).toBe(9000);
   });

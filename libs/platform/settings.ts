@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 
-/** Algorithms a public-key verifier may accept; `none` and HMAC are never in this list. */
+/** Algorithms passport-jwt (jsonwebtoken) can verify with a public key; `none`, HMAC and EdDSA are not here. */
 export const ASYMMETRIC_ALGORITHMS = [
   'RS256',
   'RS384',
@@ -11,7 +11,6 @@ export const ASYMMETRIC_ALGORITHMS = [
   'ES256',
   'ES384',
   'ES512',
-  'EdDSA',
 ] as const;
 export type JwtAlgorithm = (typeof ASYMMETRIC_ALGORITHMS)[number];
 
@@ -107,8 +106,16 @@ function url(env: Env, name: string, protocols: readonly string[]): string | und
   return raw;
 }
 
+function refusalReason(alg: string): string {
+  const allowed = `use public-key algorithms from ${ASYMMETRIC_ALGORITHMS.join(',')}`;
+  if (alg.toLowerCase() === 'none') return `unsigned tokens are never accepted; ${allowed}`;
+  if (/^HS\d+$/i.test(alg)) return `a shared secret would let every verifier mint tokens; ${allowed}`;
+  if (alg.toLowerCase() === 'eddsa') return `passport-jwt (jsonwebtoken) cannot verify EdDSA; ${allowed}`;
+  return allowed;
+}
+
 function algorithms(env: Env): JwtAlgorithm[] {
-  const raw = text(env, 'JWT_ALGORITHMS') ?? 'RS256,ES256,PS256,EdDSA';
+  const raw = text(env, 'JWT_ALGORITHMS') ?? 'RS256,ES256,PS256';
   const list = raw
     .split(',')
     .map((a) => a.trim())
@@ -116,10 +123,7 @@ function algorithms(env: Env): JwtAlgorithm[] {
   if (list.length === 0) throw new SettingsError('JWT_ALGORITHMS', 'must name at least one algorithm');
   for (const alg of list) {
     if (!(ASYMMETRIC_ALGORITHMS as readonly string[]).includes(alg)) {
-      throw new SettingsError(
-        'JWT_ALGORITHMS',
-        `"${alg}" is not accepted; use public-key algorithms from ${ASYMMETRIC_ALGORITHMS.join(',')}`,
-      );
+      throw new SettingsError('JWT_ALGORITHMS', `"${alg}" is not accepted: ${refusalReason(alg)}`);
     }
   }
   return [...new Set(list)] as JwtAlgorithm[];

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import {
   applyDecorators,
   createParamDecorator,
@@ -7,7 +8,12 @@ import {
   UseGuards,
   type CanActivate,
   type ExecutionContext,
+  type OnApplicationShutdown,
 } from '@nestjs/common';
+import { AuthGuard, PassportStrategy } from '@nestjs/passport';
+import type { JWTPayload } from 'jose';
+import passport from 'passport';
+import { Strategy, type SecretOrKeyProvider } from 'passport-jwt';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { ApiBearerAuth, ApiResponse } from '@nestjs/swagger';
@@ -17,9 +23,9 @@ import { KeySourceUnavailableError } from './keys.js';
 import { bearerToken, TokenVerifier } from './token-verifier.js';
 
 const REQUIRED_SCOPE = Symbol('requiredScope');
-const PRINCIPAL = Symbol('principal');
 
-type AuthenticatedRequest = FastifyRequest & { [PRINCIPAL]?: Principal };
+/** `request.user` is where `@nestjs/passport` puts what the strategy's `validate` returned. */
+type AuthenticatedRequest = FastifyRequest & { user?: Principal };
 
 const REALM = 'Bearer realm="bindery"';
 
@@ -31,27 +37,72 @@ function unauthorized(tokenSent: boolean): ProblemException {
   );
 }
 
-/** Verifies the bearer token and the route's scope before the handler (and so any SQL) runs. */
+// Each app instance registers its own strategy name: passport's registry is process-global, and tests (or
+// an embedding process) may run several apps with different key settings side by side.
+let strategies = 0;
+
+/**
+ * passport-jwt over the one `TokenVerifier`: its key provider (pre-screen, then the key parsed once and
+ * chosen by `kid`) and its jsonwebtoken options, so HTTP and WebSocket accept exactly the same tokens.
+ */
 @Injectable()
-export class BearerAuthGuard implements CanActivate {
+export class JwtStrategy extends PassportStrategy(Strategy) implements OnApplicationShutdown {
+  override readonly name: string;
+
+  constructor(private readonly verifier: TokenVerifier) {
+    const { issuer, audience } = verifier.policy;
+    super({
+      jwtFromRequest: (request: FastifyRequest) => bearerToken(request.headers.authorization) ?? null,
+      secretOrKeyProvider: ((_request: unknown, raw: string, done: (error: unknown, key?: KeyObject) => void) => {
+        verifier.keyFor(raw).then(
+          (key) => done(null, key),
+          (error: unknown) => done(error),
+        );
+      }) as SecretOrKeyProvider,
+      issuer,
+      audience,
+      algorithms: verifier.options.algorithms,
+      // passport-jwt lets its top-level issuer/audience/algorithms win; they are the same values.
+      jsonWebTokenOptions: verifier.options,
+      passReqToCallback: true,
+    });
+    this.name = `bindery-jwt-${++strategies}`;
+    passport.use(this.name, this);
+  }
+
+  validate(request: FastifyRequest, payload: JWTPayload): Principal {
+    return this.verifier.accept(bearerToken(request.headers.authorization) as string, payload);
+  }
+
+  // After the HTTP server closed: requests still in flight during shutdown need the strategy.
+  onApplicationShutdown(): void {
+    passport.unuse(this.name);
+  }
+}
+
+/**
+ * `AuthGuard` of `@nestjs/passport` with Bindery's answers: 401 with the RFC 6750 challenge, 503 when the
+ * key source is down, 403 `insufficient_scope`; all before the handler (and so any SQL) runs. A token
+ * verified in the last minute skips passport (see `TokenVerifier`).
+ */
+@Injectable()
+export class BearerAuthGuard extends AuthGuard() implements CanActivate {
   constructor(
     private readonly verifier: TokenVerifier,
     private readonly reflector: Reflector,
-  ) {}
+    strategy: JwtStrategy,
+  ) {
+    super({ defaultStrategy: strategy.name, session: false });
+  }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const token = bearerToken(request.headers.authorization);
     if (token === undefined) throw unauthorized(false);
-    let principal: Principal;
-    try {
-      principal = await this.verifier.verify(token);
-    } catch (error) {
-      if (error instanceof KeySourceUnavailableError) {
-        throw new ProblemException(HttpStatus.SERVICE_UNAVAILABLE, 'Token keys are unavailable; try again');
-      }
-      throw unauthorized(true);
-    }
+    const known = this.verifier.remembered(token);
+    if (known !== undefined) request.user = known;
+    else await super.canActivate(context);
+    const principal = request.user as Principal;
     const scope = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, [
       context.getHandler(),
       context.getClass(),
@@ -61,8 +112,17 @@ export class BearerAuthGuard implements CanActivate {
         headers: { 'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
       });
     }
-    request[PRINCIPAL] = principal;
     return true;
+  }
+
+  // passport reports a refused token as `info` (a failure), a thrown one as `error`.
+  override handleRequest<T = Principal>(error: unknown, user: T | false, info: unknown): T {
+    if (error instanceof KeySourceUnavailableError || info instanceof KeySourceUnavailableError) {
+      throw new ProblemException(HttpStatus.SERVICE_UNAVAILABLE, 'Token keys are unavailable; try again');
+    }
+    if (error instanceof Error) throw error;
+    if (user === false || user === null || user === undefined) throw unauthorized(true);
+    return user;
   }
 }
 
@@ -78,7 +138,7 @@ export const Authenticated = (scope: string): MethodDecorator & ClassDecorator =
 
 /** The verified caller; only valid on routes behind `@Authenticated`. */
 export const CurrentPrincipal = createParamDecorator((_: unknown, context: ExecutionContext): Principal => {
-  const principal = context.switchToHttp().getRequest<AuthenticatedRequest>()[PRINCIPAL];
+  const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().user;
   // A route without the guard is a wiring fault: fail closed rather than act for nobody.
   if (principal === undefined) throw new ProblemException(HttpStatus.FORBIDDEN, 'No verified token');
   return principal;
@@ -86,5 +146,5 @@ export const CurrentPrincipal = createParamDecorator((_: unknown, context: Execu
 
 /** The verified caller set by `BearerAuthGuard`, for later guards such as the binding guard. */
 export function principalOfRequest(request: FastifyRequest): Principal | undefined {
-  return (request as AuthenticatedRequest)[PRINCIPAL];
+  return (request as AuthenticatedRequest).user;
 }

@@ -9,7 +9,8 @@ export {
   type Principal,
 } from './claims.js';
 export { DEV_KEY_ALG, ensureDevKey, signDevToken, type DevKey, type DevTokenOptions } from './dev-keys.js';
-export { Authenticated, BearerAuthGuard, CurrentPrincipal, principalOfRequest } from './http-auth.js';
+export { Authenticated, BearerAuthGuard, CurrentPrincipal, JwtStrategy, principalOfRequest } from './http-auth.js';
+export { hasDuplicateNames, MAX_TOKEN_LENGTH, screenToken, type ScreenedToken } from './token-rules.js';
 export {
   KeySourceUnavailableError,
   RemoteJwksKeyStore,

@@ -2,7 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { Metrics, SETTINGS, type Settings } from '#platform';
 import { BindingEnforcer } from './binding.js';
 import { bindingLogger, ConfigBindingGuard, UnenforcedBindingWarning } from './binding.guard.js';
-import { BearerAuthGuard } from './http-auth.js';
+import { BearerAuthGuard, JwtStrategy } from './http-auth.js';
 import { TokenVerifier, tokenVerifierFor } from './token-verifier.js';
 
 /**
@@ -21,11 +21,12 @@ import { TokenVerifier, tokenVerifierFor } from './token-verifier.js';
           metrics.bindingRejections.inc({ reason, endpoint }),
         ),
     },
+    JwtStrategy,
     BearerAuthGuard,
     ConfigBindingGuard,
     // DESIGN 6.4: one start-up warning per process when ENFORCE_SID_HOST_MATCH=false.
     UnenforcedBindingWarning,
   ],
-  exports: [TokenVerifier, BindingEnforcer, BearerAuthGuard, ConfigBindingGuard],
+  exports: [TokenVerifier, BindingEnforcer, JwtStrategy, BearerAuthGuard, ConfigBindingGuard],
 })
 export class TokenBindingModule {}

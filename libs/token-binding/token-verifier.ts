@@ -1,19 +1,13 @@
-import { errors, jwtVerify, type JWTVerifyOptions } from 'jose';
+import type { KeyObject } from 'node:crypto';
+import jsonwebtoken, { type Algorithm, type VerifyOptions } from 'jsonwebtoken';
+import type { JWTPayload } from 'jose';
 import type { Settings } from '#platform';
 import { principalOf, type Principal } from './claims.js';
 import { ensureDevKey } from './dev-keys.js';
 import { KeySourceUnavailableError, RemoteJwksKeyStore, StaticKeyStore, type KeyStore } from './keys.js';
+import { InvalidTokenError, screenToken } from './token-rules.js';
 
-/** The token failed verification: answered 401 (HTTP) or -32001 (WebSocket). */
-export class InvalidTokenError extends Error {
-  constructor(readonly reason: string) {
-    super(`invalid token: ${reason}`);
-    this.name = 'InvalidTokenError';
-  }
-}
-
-// Longer headers are refused before any parsing: no legitimate token is this large.
-const MAX_TOKEN_LENGTH = 8192;
+export { InvalidTokenError } from './token-rules.js';
 
 // Clients repeat one token on every call and its signature check was most of a request's CPU (bench/):
 // tokens verified in the last minute are remembered by their exact text, at most this many.
@@ -28,53 +22,72 @@ export interface VerificationPolicy {
 }
 
 /**
- * The one definition of a valid token for both transports: signature by a configured key (chosen by
- * `kid`), algorithm in the allowlist, exact `iss`, `aud`, `exp` required and in the future, `nbf` not in
- * the future, payload a JSON object.
+ * The one definition of a valid token for both transports: `options` (exact `iss`, `aud`, the algorithm
+ * allowlist, clock tolerance) and `keyFor` (the pre-screen of `token-rules.ts`, then the key parsed once
+ * and chosen by `kid`). The passport-jwt strategy on HTTP and `verify` on WebSocket both use these two.
  */
 export class TokenVerifier {
-  private readonly options: JWTVerifyOptions;
+  readonly options: Readonly<VerifyOptions> & { readonly algorithms: Algorithm[] };
   private readonly clockToleranceMs: number;
   /** Exact token text -> its principal, until it expires (plus tolerance) or a minute passes. */
   private readonly verified = new Map<string, { readonly principal: Principal; readonly until: number }>();
 
   constructor(
     private readonly keys: KeyStore,
-    policy: VerificationPolicy,
+    readonly policy: VerificationPolicy,
   ) {
-    this.options = {
+    this.options = Object.freeze({
       issuer: policy.issuer,
       audience: policy.audience,
-      algorithms: [...policy.algorithms],
+      algorithms: [...policy.algorithms] as Algorithm[],
       clockTolerance: policy.clockToleranceSec,
-      requiredClaims: ['exp'],
-    };
+    });
     this.clockToleranceMs = policy.clockToleranceSec * 1000;
   }
 
-  async verify(token: string): Promise<Principal> {
-    if (token.length > MAX_TOKEN_LENGTH) throw new InvalidTokenError('too long');
-    const known = this.verified.get(token);
-    if (known !== undefined) {
-      if (Date.now() < known.until) return known.principal;
-      this.verified.delete(token);
-    }
+  /** The key for a raw token, after the checks jsonwebtoken does not make; throws InvalidTokenError. */
+  async keyFor(token: string): Promise<KeyObject> {
+    const { header } = screenToken(token, this.options.algorithms);
     try {
-      const { payload } = await jwtVerify(token, (header) => this.keys.keyFor(header.kid), this.options);
-      const principal = principalOf(payload);
-      this.remember(token, (payload.exp as number) * 1000, principal);
-      return principal;
+      return await this.keys.keyFor(header.kid);
     } catch (error) {
       if (error instanceof KeySourceUnavailableError) throw error;
-      throw new InvalidTokenError(error instanceof errors.JOSEError ? error.code : (error as Error).name);
+      throw new InvalidTokenError('unknown key');
     }
   }
 
-  /** `exp` is checked as jose checks it (valid while now < exp + tolerance); the oldest entry makes room. */
-  private remember(token: string, expMs: number, principal: Principal): void {
+  /** A token verified earlier and still inside its cache window, or undefined. */
+  remembered(token: string): Principal | undefined {
+    const known = this.verified.get(token);
+    if (known === undefined) return undefined;
+    if (Date.now() < known.until) return known.principal;
+    this.verified.delete(token);
+    return undefined;
+  }
+
+  /** Verifies as the passport-jwt strategy does (same key provider, same options); for the WebSocket side. */
+  async verify(token: string): Promise<Principal> {
+    const known = this.remembered(token);
+    if (known !== undefined) return known;
+    const key = await this.keyFor(token);
+    let payload: JWTPayload;
+    try {
+      payload = jsonwebtoken.verify(token, key, { ...this.options, complete: false }) as JWTPayload;
+    } catch (error) {
+      throw new InvalidTokenError((error as Error).name);
+    }
+    return this.accept(token, payload);
+  }
+
+  /** Turns a payload that passed verification into the principal, remembering the token. */
+  accept(token: string, payload: JWTPayload): Principal {
+    const principal = principalOf(payload);
+    const expMs = (payload.exp as number) * 1000;
     const until = Math.min(expMs + this.clockToleranceMs, Date.now() + VERIFIED_CACHE_MS);
+    // The oldest entry makes room: the map keeps insertion order.
     if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value as string);
     this.verified.set(token, { principal, until });
+    return principal;
   }
 }
 
