@@ -4,16 +4,24 @@ import {
   Inject,
   Injectable,
   Logger,
+  SetMetadata,
   UseGuards,
   type CanActivate,
   type ExecutionContext,
   type OnModuleInit,
 } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { ApiResponse } from '@nestjs/swagger';
 import { PlainTextException, SETTINGS, type Settings } from '#platform';
-import { BINDING_MESSAGES, BindingEnforcer, type BindingWarnLogger } from './binding.js';
-import { Authenticated, principalOfRequest } from './http-auth.js';
+import {
+  BINDING_MESSAGES,
+  BindingEnforcer,
+  type BindingKind,
+  type BindingRequest,
+  type BindingWarnLogger,
+} from './binding.js';
+import { Authenticated, principalOfContext, type RpcCall } from './http-auth.js';
 
 /** Logger context of every binding line (rejections, mismatches allowed by the switch, start-up warning). */
 export const BINDING_LOG_CONTEXT = 'TokenBinding';
@@ -36,34 +44,109 @@ function queryValue(raw: unknown, claim: unknown): string | undefined {
   return differing.find((v) => v.trim() !== '') ?? differing[0] ?? values[0];
 }
 
-function endpointOf(request: FastifyRequest): string {
-  return request.routeOptions.url ?? request.url.split('?')[0] ?? '';
+const BINDING_RULE = Symbol('bindingRule');
+
+/** Names the binding rule a route or message handler is under; `TokenBindingGuard` applies it. */
+export const BindingRule = (kind: BindingKind): MethodDecorator & ClassDecorator => SetMetadata(BINDING_RULE, kind);
+
+/** A binding mismatch on the WebSocket transport; the JSON-RPC adapter answers it with -32003. */
+export class BindingRejectedError extends Error {
+  constructor(
+    readonly kind: BindingKind,
+    readonly sentence: string,
+  ) {
+    super(sentence);
+    this.name = 'BindingRejectedError';
+  }
+
+  /** DESIGN 8: a refused registration closes the socket (1008); a refused lookup does not. */
+  get closesConnection(): boolean {
+    return this.kind === 'register';
+  }
+}
+
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A param the rule compares, when it is a non-blank string; `null` when it is present but malformed. */
+function rpcParam(params: Readonly<Record<string, unknown>>, name: string): string | undefined | null {
+  const value = params[name];
+  if (value === undefined) return undefined;
+  return typeof value === 'string' && value.trim() !== '' ? value : null;
 }
 
 /**
- * The binding rule (DESIGN 6.2) for `GET /config-server/{configs,certs,files}`: runs after
- * `BearerAuthGuard`, reads only the verified claims and the `host`, `serviceId` and `envTag` query
- * parameters, and answers a mismatch with a text/plain 403 before anything touches the database.
+ * The binding rule (DESIGN 6.2, 6.3, 8) on both transports, over the one pure `decideBinding`: it reads the
+ * verified claims (set by `BearerAuthGuard` or the controller's token guard) and the request context, the
+ * HTTP query (`host`, `serviceId`, `envTag`) or the JSON-RPC params plus the controller's own host id, and
+ * refuses a mismatch before anything touches the database: a text/plain 403, or -32003 over JSON-RPC.
  */
 @Injectable()
-export class ConfigBindingGuard implements CanActivate {
-  constructor(private readonly enforcer: BindingEnforcer) {}
+export class TokenBindingGuard implements CanActivate {
+  constructor(
+    private readonly enforcer: BindingEnforcer,
+    private readonly reflector: Reflector,
+    @Inject(SETTINGS) private readonly settings: Settings,
+  ) {}
 
   canActivate(context: ExecutionContext): boolean {
+    const kind = this.reflector.getAllAndOverride<BindingKind | undefined>(BINDING_RULE, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    // A guard without a rule is a wiring fault: fail closed.
+    if (kind === undefined) throw new Error('TokenBindingGuard needs @BindingRule on the handler');
+    // No principal means the guard runs without a token guard: decideBinding fails closed on it.
+    const claims = principalOfContext(context)?.claims;
+    const ws = context.getType() === 'ws';
+    const target = ws ? this.rpcTarget(kind, context) : this.httpTarget(kind, context, claims);
+    // A compared param that is not a non-blank string cannot match anything; validation answers it (-32602).
+    if (target === undefined) return true;
+    const decision = this.enforcer.check(target.endpoint, claims, target.request);
+    if (decision.allowed) return true;
+    if (ws) throw new BindingRejectedError(kind, decision.message);
+    throw new PlainTextException(HttpStatus.FORBIDDEN, decision.message);
+  }
+
+  private httpTarget(kind: BindingKind, context: ExecutionContext, claims: Claims | undefined): Target {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    // No principal means the guard runs without BearerAuthGuard: decideBinding fails closed on it.
-    const claims = principalOfRequest(request)?.claims;
+    const endpoint = request.routeOptions.url ?? request.url.split('?')[0] ?? '';
+    if (kind !== 'config') throw new Error(`binding rule ${kind} has no HTTP form`);
     const query = (request.query ?? {}) as Readonly<Record<string, unknown>>;
-    const decision = this.enforcer.check(endpointOf(request), claims, {
-      kind: 'config',
-      host: queryValue(query.host, claims?.host),
-      serviceId: queryValue(query.serviceId, claims?.sid),
-      envTag: queryValue(query.envTag, claims?.env),
-    });
-    if (!decision.allowed) throw new PlainTextException(HttpStatus.FORBIDDEN, decision.message);
-    return true;
+    return {
+      endpoint,
+      request: {
+        kind,
+        host: queryValue(query.host, claims?.host),
+        serviceId: queryValue(query.serviceId, claims?.sid),
+        envTag: queryValue(query.envTag, claims?.env),
+      },
+    };
+  }
+
+  private rpcTarget(kind: BindingKind, context: ExecutionContext): Target | undefined {
+    const call = context.switchToWs().getData<RpcCall>();
+    const controllerHostId = this.settings.controllerHostId;
+    if (kind === 'lookup') return { endpoint: call.method, request: { kind, controllerHostId } };
+    if (kind !== 'register') throw new Error(`binding rule ${kind} has no JSON-RPC form`);
+    const params = isRecord(call.params) ? call.params : {};
+    const serviceId = rpcParam(params, 'serviceId');
+    const envTag = rpcParam(params, 'envTag');
+    if (serviceId === undefined || serviceId === null || envTag === null) return undefined;
+    return { endpoint: call.method, request: { kind, controllerHostId, serviceId, envTag } };
   }
 }
+
+type Claims = Readonly<Record<string, unknown>>;
+
+interface Target {
+  readonly endpoint: string;
+  readonly request: BindingRequest;
+}
+
+/** `@BindingRule(kind)` applied by `TokenBindingGuard`; put it after the guard that verifies the token. */
+export const Bound = (kind: BindingKind): MethodDecorator & ClassDecorator =>
+  applyDecorators(BindingRule(kind), UseGuards(TokenBindingGuard));
 
 /** A `BindingWarnLogger` writing through Nest's logger, so lines reach the app's pino stream. */
 export function bindingLogger(): BindingWarnLogger {
@@ -78,7 +161,7 @@ export function bindingLogger(): BindingWarnLogger {
 export const AuthenticatedConfigRequest = (scope: string): MethodDecorator & ClassDecorator =>
   applyDecorators(
     Authenticated(scope),
-    UseGuards(ConfigBindingGuard),
+    Bound('config'),
     ApiResponse({
       status: 403,
       description: `Missing scope ${scope} (problem+json), or the token's host/sid/env do not match the query (text/plain)`,

@@ -294,6 +294,37 @@ describe('decideBinding: service/register (DESIGN 6.3)', () => {
   });
 });
 
+describe('decideBinding: discovery/* (host only)', () => {
+  const lookup = (controllerHostId: string): BindingRequest => ({ kind: 'lookup', controllerHostId });
+  const full: Claims = { host: CONTROLLER, sid: 'another-service', env: 'other-env' };
+
+  it('allows a token of the controller host whatever its sid and env', () => {
+    expect(decideBinding(full, lookup(CONTROLLER))).toEqual(ALLOWED);
+    expect(decideBinding({ host: CONTROLLER }, lookup(CONTROLLER))).toEqual(ALLOWED);
+  });
+
+  it.each(MISSING_VALUES)('token host %s: rejected', (_, value) => {
+    expect(decideBinding(withClaim(full, 'host', substitute(value, CONTROLLER)), lookup(CONTROLLER))).toEqual(
+      deniedRegisterHost,
+    );
+  });
+
+  it.each(COMPARED_VALUES)('token host %s', (_, make, allowed) => {
+    expect(decideBinding(withClaim(full, 'host', make(CONTROLLER)), lookup(CONTROLLER))).toEqual(
+      allowed ? ALLOWED : deniedRegisterHost,
+    );
+  });
+
+  it('sub equal to the controller host never stands in for host; a blank controller host never matches', () => {
+    expect(decideBinding({ sub: CONTROLLER }, lookup(CONTROLLER))).toEqual(deniedRegisterHost);
+    expect(decideBinding(full, lookup('  '))).toEqual(deniedRegisterHost);
+  });
+
+  it('no claims is denied', () => {
+    expect(decideBinding(undefined, lookup(CONTROLLER))).toEqual(denied('claims'));
+  });
+});
+
 describe('BINDING_MESSAGES', () => {
   it('are the exact sentences of DESIGN 6.2, 6.3 and 8', () => {
     expect(BINDING_MESSAGES).toEqual({

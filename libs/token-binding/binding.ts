@@ -17,7 +17,15 @@ export type BindingRequest =
       readonly controllerHostId: string;
       readonly serviceId: string | undefined;
       readonly envTag: string | undefined;
+    }
+  | {
+      /** `discovery/*` on the controller: only the host part applies (a runtime looks up other services). */
+      readonly kind: 'lookup';
+      readonly controllerHostId: string;
     };
+
+/** Where a binding rule applies; `@BindingRule(kind)` names it on a route or message handler. */
+export type BindingKind = BindingRequest['kind'];
 
 export type BindingReason = 'claims' | 'host' | 'sid' | 'env';
 
@@ -62,6 +70,11 @@ export function decideBinding(claims: Claims | undefined, request: BindingReques
   if (claims === undefined || claims === null || typeof claims !== 'object') {
     return deny('claims', BINDING_MESSAGES.claims);
   }
+  if (request.kind === 'lookup') {
+    return matches(claim(claims, 'host'), requested(request.controllerHostId))
+      ? ALLOW
+      : deny('host', BINDING_MESSAGES.controllerHost);
+  }
   const envTag = requested(request.envTag);
   const envOk = envTag === undefined || matches(claim(claims, 'env'), envTag);
   if (request.kind === 'config') {
@@ -99,11 +112,11 @@ export function bindingLogFields(
 ): BindingLogFields {
   return {
     endpoint,
-    requestedServiceId: loggable(request.serviceId),
+    requestedServiceId: loggable(request.kind === 'lookup' ? undefined : request.serviceId),
     tokenSid: loggable(claims?.sid),
     requestedHost: loggable(request.kind === 'config' ? request.host : request.controllerHostId),
     tokenHost: loggable(claims?.host),
-    envTag: loggable(request.envTag),
+    envTag: loggable(request.kind === 'lookup' ? undefined : request.envTag),
     tokenEnv: loggable(claims?.env),
   };
 }

@@ -136,15 +136,26 @@ export const Authenticated = (scope: string): MethodDecorator & ClassDecorator =
     ApiResponse(problemResponse(403, `Authenticated but not allowed (needs scope ${scope}, or another host's data)`)),
   );
 
+/**
+ * A JSON-RPC call as the controller's adapter hands it to a message handler: its method and params, and,
+ * once the token guard verified it, the caller (per call, never per socket: calls on one socket interleave).
+ */
+export interface RpcCall {
+  readonly method: string;
+  readonly params: unknown;
+  principal?: Principal;
+}
+
+/** The verified caller on either transport, set by the token guard that ran before. */
+export function principalOfContext(context: ExecutionContext): Principal | undefined {
+  if (context.getType() === 'ws') return context.switchToWs().getData<RpcCall>().principal;
+  return context.switchToHttp().getRequest<AuthenticatedRequest>().user;
+}
+
 /** The verified caller; only valid on routes behind `@Authenticated`. */
 export const CurrentPrincipal = createParamDecorator((_: unknown, context: ExecutionContext): Principal => {
-  const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().user;
+  const principal = principalOfContext(context);
   // A route without the guard is a wiring fault: fail closed rather than act for nobody.
   if (principal === undefined) throw new ProblemException(HttpStatus.FORBIDDEN, 'No verified token');
   return principal;
 });
-
-/** The verified caller set by `BearerAuthGuard`, for later guards such as the binding guard. */
-export function principalOfRequest(request: FastifyRequest): Principal | undefined {
-  return (request as AuthenticatedRequest).user;
-}

@@ -9,7 +9,14 @@ export {
   type Principal,
 } from './claims.js';
 export { DEV_KEY_ALG, ensureDevKey, signDevToken, type DevKey, type DevTokenOptions } from './dev-keys.js';
-export { Authenticated, BearerAuthGuard, CurrentPrincipal, JwtStrategy, principalOfRequest } from './http-auth.js';
+export {
+  Authenticated,
+  BearerAuthGuard,
+  CurrentPrincipal,
+  JwtStrategy,
+  principalOfContext,
+  type RpcCall,
+} from './http-auth.js';
 export { hasDuplicateNames, MAX_TOKEN_LENGTH, screenToken, type ScreenedToken } from './token-rules.js';
 export {
   KeySourceUnavailableError,
@@ -31,6 +38,7 @@ export {
   BINDING_MESSAGES,
   BindingEnforcer,
   bindingLogFields,
+  type BindingKind,
   decideBinding,
   type BindingDecision,
   type BindingLogFields,
@@ -41,8 +49,11 @@ export {
 export {
   AuthenticatedConfigRequest,
   BINDING_LOG_CONTEXT,
+  BindingRejectedError,
+  BindingRule,
   bindingLogger,
-  ConfigBindingGuard,
+  Bound,
+  TokenBindingGuard,
   UNENFORCED_BINDING_WARNING,
   UnenforcedBindingWarning,
   warnIfBindingUnenforced,

@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { Metrics, SETTINGS, type Settings } from '#platform';
 import { BindingEnforcer } from './binding.js';
-import { bindingLogger, ConfigBindingGuard, UnenforcedBindingWarning } from './binding.guard.js';
+import { bindingLogger, TokenBindingGuard, UnenforcedBindingWarning } from './binding.guard.js';
 import { BearerAuthGuard, JwtStrategy } from './http-auth.js';
 import { TokenVerifier, tokenVerifierFor } from './token-verifier.js';
 
@@ -23,10 +23,10 @@ import { TokenVerifier, tokenVerifierFor } from './token-verifier.js';
     },
     JwtStrategy,
     BearerAuthGuard,
-    ConfigBindingGuard,
+    TokenBindingGuard,
     // DESIGN 6.4: one start-up warning per process when ENFORCE_SID_HOST_MATCH=false.
     UnenforcedBindingWarning,
   ],
-  exports: [TokenVerifier, BindingEnforcer, JwtStrategy, BearerAuthGuard, ConfigBindingGuard],
+  exports: [TokenVerifier, BindingEnforcer, JwtStrategy, BearerAuthGuard, TokenBindingGuard],
 })
 export class TokenBindingModule {}

@@ -42,6 +42,33 @@ describe('JSON-RPC framing on /ws/microservice', () => {
     expect(after.result).toEqual({ serviceId, envTag: null, nodes: [] });
   });
 
+  it('the binding comes before params: another service id with a bad port is -32003 and closes 1008', async () => {
+    await connect();
+    const response = await client.call('service/register', { serviceId: 'someone-else', port: 'x' });
+    expect(response.error).toEqual({
+      code: -32003,
+      message: 'Token sid does not match requested serviceId',
+      data: { status: 403 },
+    });
+    expect(await client.waitClosed()).toEqual({ code: 1008, reason: 'Token sid does not match requested serviceId' });
+  });
+
+  it.each<[string, unknown]>([
+    ['params by position', ['s']],
+    ['serviceId a number', { serviceId: 5 }],
+    ['a bad port', { serviceId: 'svc', port: 'x' }],
+    ['jwt a number', { serviceId: 'svc', jwt: 5 }],
+  ])('no token and bad params (%s): -32001 and close 1008, the token comes first', async (_name, params) => {
+    const anonymous = await RpcClient.connect(controller.wsUrl, {});
+    try {
+      const response = await anonymous.call('service/register', params);
+      expect(response.error).toEqual({ code: -32001, message: 'Unauthorized', data: { status: 401 } });
+      expect(await anonymous.waitClosed()).toEqual({ code: 1008, reason: 'Unauthorized' });
+    } finally {
+      await anonymous.close();
+    }
+  });
+
   it.each<[string, string, string | number | null]>([
     ['a number', '42', null],
     ['a string', '"service/register"', null],
@@ -87,8 +114,11 @@ describe('JSON-RPC framing on /ws/microservice', () => {
     ['tags an array', { serviceId: 's', tags: ['a'] }, ['tags']],
     ['envTag not a string', { serviceId: 's', envTag: 3 }, ['envTag']],
     ['params by position', ['s'], ['params']],
-  ])('bad params (%s): -32602 naming the fields, nothing stored', async (_name, params, fields) => {
+  ])('bad params (%s): -32602 naming the fields, nothing stored', async (_name, given, fields) => {
     await connect();
+    // `s` stands for the token's own sid: the binding is decided before params (DESIGN 8).
+    const params =
+      given === undefined || Array.isArray(given) || given.serviceId !== 's' ? given : { ...given, serviceId };
     const response = await client.call('service/register', params);
     expect(response.error).toMatchObject({ code: -32602, message: 'Invalid params', data: { status: 400 } });
     const errors = response.error?.data?.errors as { field: string; message: string }[];

@@ -30,7 +30,7 @@ export function jsonRpcValidationPipe(): ValidationPipe {
 const paramsPipe = jsonRpcValidationPipe();
 
 /**
- * `@MessageBody(new JsonRpcParams(Dto)) params: Readonly<Dto>`: validates params into `Dto`. The
+ * `@MessageBody('params', new JsonRpcParams(Dto)) params: Readonly<Dto>`: validates params into `Dto`. The
  * parameter is typed `Readonly<Dto>` so its design type is `Object` and the app's global HTTP pipe
  * (which refuses unknown fields with problem+json) leaves JSON-RPC params to this one.
  */
@@ -38,6 +38,8 @@ export class JsonRpcParams<T extends object> implements PipeTransform<unknown, P
   constructor(private readonly dto: Type<T>) {}
 
   async transform(value: unknown): Promise<T> {
+    // By-position params are valid JSON-RPC but no method here takes them; decided after the token guards.
+    if (Array.isArray(value)) throw invalidParams([{ field: 'params', message: 'params must be an object (by-name)' }]);
     return (await paramsPipe.transform(value, { type: 'body', metatype: this.dto })) as T;
   }
 }

@@ -4,8 +4,10 @@ import type { MessageMappingProperties } from '@nestjs/websockets';
 import { isObservable, lastValueFrom, type Observable } from 'rxjs';
 import type { RawData, WebSocket } from 'ws';
 import { ProblemException } from '#platform';
+import { BindingRejectedError, type RpcCall } from '#token-binding';
 import { invalidParams } from './jsonrpc-validation.pipe.js';
 import {
+  CLOSE_POLICY_VIOLATION,
   failure,
   JSONRPC_ERRORS,
   JsonRpcError,
@@ -23,7 +25,8 @@ function textOf(data: RawData): string {
 
 /**
  * `WsAdapter` speaking JSON-RPC 2.0 instead of Nest's `{event, data}` frames (STACK.md): the method
- * names the `@SubscribeMessage` handler, which receives the params; its result or its `JsonRpcError`
+ * names the `@SubscribeMessage` handler, which receives an `RpcCall` (`@MessageBody('params')` picks the
+ * params); its result or its `JsonRpcError`
  * is wrapped in the response envelope. Notifications are never answered. Gateways must rethrow their
  * errors to this adapter (`JsonRpcRethrowFilter`).
  */
@@ -69,11 +72,6 @@ export class JsonRpcWsAdapter extends WsAdapter {
       if (!notification) this.send(client, failure(id, JSONRPC_ERRORS.methodNotFound));
       return;
     }
-    if (Array.isArray(request.params)) {
-      const error = invalidParams([{ field: 'params', message: 'params must be an object (by-name)' }]);
-      if (!notification) this.send(client, failure(id, error.toObject()));
-      return;
-    }
     try {
       const result = await this.invoke(handler, request);
       if (!notification) this.send(client, success(id, result ?? null));
@@ -86,12 +84,22 @@ export class JsonRpcWsAdapter extends WsAdapter {
   }
 
   private async invoke(handler: MessageMappingProperties, request: JsonRpcRequest): Promise<unknown> {
-    const returned: unknown = await handler.callback(request.params, request.method);
+    // The handler's data is the call, not bare params: guards put the verified caller on it (per call).
+    const call: RpcCall = { method: request.method, params: request.params };
+    const returned: unknown = await handler.callback(call, request.method);
     return isObservable(returned) ? lastValueFrom(returned, { defaultValue: null }) : returned;
   }
 
   private toJsonRpcError(error: unknown, method: string): JsonRpcError {
     if (error instanceof JsonRpcError) return error;
+    if (error instanceof BindingRejectedError) {
+      return new JsonRpcError(
+        JSONRPC_ERRORS.forbidden.code,
+        error.sentence,
+        { status: 403 },
+        error.closesConnection ? { code: CLOSE_POLICY_VIOLATION, reason: error.sentence } : undefined,
+      );
+    }
     // The app's global HTTP validation pipe, should it ever see params: still -32602 with the fields.
     if (error instanceof ProblemException && error.getStatus() === 400) return invalidParams(error.extras.errors ?? []);
     // Internals never reach the client; the log line names the method, never the params (they may hold a token).

@@ -5,6 +5,9 @@
 
 export type JsonRpcId = string | number | null;
 
+/** Close code after a rejected token or binding (RFC 6455 policy violation; DESIGN 8). */
+export const CLOSE_POLICY_VIOLATION = 1008;
+
 export const JSONRPC_ERRORS = {
   parseError: { code: -32700, message: 'Parse error' },
   invalidRequest: { code: -32600, message: 'Invalid Request' },

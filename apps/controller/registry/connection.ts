@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { WebSocket } from 'ws';
 
 /**
  * What the controller knows about one WebSocket: the token it may act with, the instances it
@@ -33,4 +35,11 @@ export class RegistryConnection {
   adopt(jwt: string | undefined): void {
     if (this.headerToken === undefined && jwt !== undefined) this.registeredToken = jwt;
   }
+}
+
+/** The open sockets of this controller process and their state, shared by the gateway and the token guard. */
+@Injectable()
+export class Connections extends Map<WebSocket, RegistryConnection> {
+  /** Set at shutdown: no call is served any more. */
+  stopping = false;
 }

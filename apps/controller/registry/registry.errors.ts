@@ -1,7 +1,6 @@
-import { JSONRPC_ERRORS, JsonRpcError } from '../jsonrpc/jsonrpc.js';
+import { CLOSE_POLICY_VIOLATION, JSONRPC_ERRORS, JsonRpcError } from '../jsonrpc/jsonrpc.js';
 
-/** Close code after a rejected token or binding (RFC 6455 policy violation; DESIGN 8). */
-export const CLOSE_POLICY_VIOLATION = 1008;
+export { CLOSE_POLICY_VIOLATION } from '../jsonrpc/jsonrpc.js';
 /** Close code on shutdown (RFC 6455 going away; DESIGN 9). */
 export const CLOSE_GOING_AWAY = 1001;
 
@@ -14,15 +13,6 @@ export const unauthorized = (): JsonRpcError =>
     JSONRPC_ERRORS.unauthorized.message,
     { status: 401 },
     { code: CLOSE_POLICY_VIOLATION, reason: JSONRPC_ERRORS.unauthorized.message },
-  );
-
-/** A `service/register` binding mismatch: -32003 with the sentence, then close 1008 with it (DESIGN 8). */
-export const bindingRejected = (sentence: string): JsonRpcError =>
-  new JsonRpcError(
-    JSONRPC_ERRORS.forbidden.code,
-    sentence,
-    { status: 403 },
-    { code: CLOSE_POLICY_VIOLATION, reason: sentence },
   );
 
 /** Authenticated but not allowed, for calls that keep the socket open (lookup host, deregister owner). */

@@ -12,15 +12,16 @@ import {
 import type { Gauge } from 'prom-client';
 import type { VerifyClientCallbackAsync, WebSocket, WebSocketServer } from 'ws';
 import { Metrics, SETTINGS, type Settings } from '#platform';
-import { bearerToken, KeySourceUnavailableError, TokenVerifier, type Principal } from '#token-binding';
+import { bearerToken, KeySourceUnavailableError, TokenVerifier } from '#token-binding';
 import { JsonRpcRethrowFilter } from '../jsonrpc/jsonrpc.filter.js';
 import { JsonRpcParams } from '../jsonrpc/jsonrpc-validation.pipe.js';
 import { JSONRPC_ERRORS, JsonRpcError } from '../jsonrpc/jsonrpc.js';
-import { RegistryConnection } from './connection.js';
+import { Connections, RegistryConnection } from './connection.js';
 import { DeregisterParams } from './dto/deregister.params.js';
 import { LookupParams } from './dto/lookup.params.js';
 import { RegisterParams } from './dto/register.params.js';
-import { CLOSE_GOING_AWAY, unauthorized, unavailable } from './registry.errors.js';
+import { CLOSE_GOING_AWAY } from './registry.errors.js';
+import { RpcAuthenticated } from './rpc-token.guard.js';
 import { RegistryService } from './registry.service.js';
 import type { DeregisterResult, LookupResult, RegisterResult } from './runtime-instance.view.js';
 
@@ -51,17 +52,16 @@ export class RegistryGateway
   implements OnGatewayInit<WebSocketServer>, OnGatewayConnection, OnGatewayDisconnect, BeforeApplicationShutdown
 {
   private readonly logger = new Logger('RegistryGateway');
-  private readonly connections = new Map<WebSocket, RegistryConnection>();
   /** Bearer tokens verified at the upgrade, picked up by `handleConnection`. */
   private readonly upgradeTokens = new WeakMap<IncomingMessage, string>();
   /** Registry writes in flight: shutdown (and tests) wait for them. */
   private readonly pending = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
-  private stopping = false;
   private released = false;
 
   constructor(
     private readonly registry: RegistryService,
+    private readonly connections: Connections,
     private readonly verifier: TokenVerifier,
     @Inject(SETTINGS) private readonly settings: Settings,
     metrics: Metrics,
@@ -95,7 +95,7 @@ export class RegistryGateway
   }
 
   handleConnection(client: WebSocket, request: IncomingMessage): void {
-    if (this.stopping) {
+    if (this.connections.stopping) {
       client.close(CLOSE_GOING_AWAY, 'Server shutting down');
       return;
     }
@@ -119,40 +119,37 @@ export class RegistryGateway
   }
 
   @SubscribeMessage('service/register')
+  @RpcAuthenticated('register')
   async register(
     @ConnectedSocket() client: Socket,
-    @MessageBody(new JsonRpcParams(RegisterParams)) params: Readonly<RegisterParams>,
+    @MessageBody('params', new JsonRpcParams(RegisterParams)) params: Readonly<RegisterParams>,
   ): Promise<RegisterResult> {
     const connection = this.connectionOf(client);
-    const principal = await this.authenticate(connection, params.jwt, 'register');
-    const result = await this.track(this.registry.register(principal, connection, params));
+    const result = await this.track(this.registry.register(connection, params));
     connection.adopt(params.jwt);
     return result;
   }
 
   @SubscribeMessage('service/deregister')
+  @RpcAuthenticated()
   async deregister(
     @ConnectedSocket() client: Socket,
-    @MessageBody(new JsonRpcParams(DeregisterParams)) params: Readonly<DeregisterParams>,
+    @MessageBody('params', new JsonRpcParams(DeregisterParams)) params: Readonly<DeregisterParams>,
   ): Promise<DeregisterResult> {
-    const connection = this.connectionOf(client);
-    await this.authenticate(connection, params.jwt, 'other');
-    return this.track(this.registry.deregister(connection, params.runtimeInstanceId));
+    return this.track(this.registry.deregister(this.connectionOf(client), params.runtimeInstanceId));
   }
 
   @SubscribeMessage('discovery/lookup')
+  @RpcAuthenticated('lookup')
   async lookup(
-    @ConnectedSocket() client: Socket,
-    @MessageBody(new JsonRpcParams(LookupParams)) params: Readonly<LookupParams>,
+    @MessageBody('params', new JsonRpcParams(LookupParams)) params: Readonly<LookupParams>,
   ): Promise<LookupResult> {
-    const connection = this.connectionOf(client);
-    const principal = await this.authenticate(connection, params.jwt, 'other');
-    return this.registry.lookup(principal, params);
+    return this.registry.lookup(params);
   }
 
   /** SIGTERM (via `app.close()`): close every socket with 1001, disconnect its instances, release the lease. */
   async beforeApplicationShutdown(): Promise<void> {
-    this.stopping = true;
+    this.connections.stopping = true;
     clearInterval(this.timer);
     await Promise.all([...this.connections.keys()].map((client) => this.closeGracefully(client)));
     await this.settled();
@@ -180,7 +177,7 @@ export class RegistryGateway
   }
 
   private async verifyUpgrade(request: IncomingMessage, accept: Accept): Promise<void> {
-    if (this.stopping) return accept(false, 503, 'Service Unavailable');
+    if (this.connections.stopping) return accept(false, 503, 'Service Unavailable');
     const header = request.headers.authorization;
     // Without a header the upgrade proceeds; `service/register` then needs `params.jwt` (DESIGN 8).
     if (header === undefined) return accept(true);
@@ -198,23 +195,6 @@ export class RegistryGateway
     accept(true);
   }
 
-  /** The same verification as HTTP, on every call: a token that expired since the upgrade stops working. */
-  private async authenticate(
-    connection: RegistryConnection,
-    jwt: string | undefined,
-    method: 'register' | 'other',
-  ): Promise<Principal> {
-    if (this.stopping) throw unavailable('The controller is shutting down');
-    const token = connection.tokenFor(jwt, method);
-    if (token === undefined) throw unauthorized();
-    try {
-      return await this.verifier.verify(token);
-    } catch (error) {
-      if (error instanceof KeySourceUnavailableError) throw unavailable('Token keys are unavailable; try again');
-      throw unauthorized();
-    }
-  }
-
   private connectionOf(client: Socket): RegistryConnection {
     const connection = this.connections.get(client);
     // Only a socket that is already closing has no state; nothing may be done for it.
@@ -226,7 +206,7 @@ export class RegistryGateway
 
   /** Liveness (DESIGN 8): a socket that did not answer the previous ping is dropped; the others are pinged. */
   private tick(): void {
-    if (this.stopping) return;
+    if (this.connections.stopping) return;
     const answered: string[] = [];
     for (const [client, connection] of this.connections) {
       if (!connection.alive) {

@@ -3,13 +3,12 @@ import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type QueryRunner } from 'typeorm';
 import { newId, SETTINGS, type Settings } from '#platform';
-import { BINDING_MESSAGES, BindingEnforcer, type Principal } from '#token-binding';
 import type { RegistryConnection } from './connection.js';
 import { UPSERT } from './registry.sql.js';
 import type { ListInstancesQuery } from './dto/list-instances.query.js';
 import type { LookupParams } from './dto/lookup.params.js';
 import type { RegisterParams } from './dto/register.params.js';
-import { bindingRejected, forbidden, NOT_OWNER_MESSAGE } from './registry.errors.js';
+import { forbidden, NOT_OWNER_MESSAGE } from './registry.errors.js';
 import { RuntimeInstance } from './runtime-instance.entity.js';
 import {
   toInstanceView,
@@ -59,8 +58,8 @@ interface IdRow {
 }
 
 /**
- * The registry of runtime instances (DESIGN 8). Every call that acts for a token decides the binding
- * first, before any SQL; the database's identity constraint is the only duplicate check.
+ * The registry of runtime instances (DESIGN 8). The gateway's guards decided the token and the binding
+ * before any method here runs; the database's identity constraint is the only duplicate check.
  */
 @Injectable()
 export class RegistryService implements OnModuleInit {
@@ -72,8 +71,6 @@ export class RegistryService implements OnModuleInit {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(SETTINGS) private readonly settings: Settings,
-    // The same rule, switch, warning line and metric as the config server (DESIGN 6.2, 6.4).
-    private readonly enforcer: BindingEnforcer,
   ) {}
 
   get hostId(): string {
@@ -101,19 +98,8 @@ export class RegistryService implements OnModuleInit {
     }
   }
 
-  /** `service/register`: binding (DESIGN 6.3) before any lookup or write, then one upsert. */
-  async register(
-    principal: Principal,
-    connection: RegistryConnection,
-    params: RegisterParams,
-  ): Promise<RegisterResult> {
-    const decision = this.enforcer.check('service/register', principal.claims, {
-      kind: 'register',
-      controllerHostId: this.hostId,
-      serviceId: params.serviceId,
-      envTag: params.envTag,
-    });
-    if (!decision.allowed) throw bindingRejected(decision.message);
+  /** `service/register`, after `TokenBindingGuard` allowed it (DESIGN 6.3): one upsert. */
+  async register(connection: RegistryConnection, params: RegisterParams): Promise<RegisterResult> {
     const { rows } = await this.execute<IdRow>(UPSERT, [
       newId(),
       this.hostId,
@@ -149,16 +135,8 @@ export class RegistryService implements OnModuleInit {
     return { runtimeInstanceId, status: 'deregistered' };
   }
 
-  /** `discovery/lookup`: connected instances of this controller's host; the token's host must be it. */
-  async lookup(principal: Principal, params: LookupParams): Promise<LookupResult> {
-    // Only the host part of the rule applies: a runtime looks up other services than its own.
-    const decision = this.enforcer.check('discovery/lookup', principal.claims, {
-      kind: 'config',
-      host: this.hostId,
-      serviceId: undefined,
-      envTag: undefined,
-    });
-    if (!decision.allowed) throw forbidden(BINDING_MESSAGES.controllerHost);
+  /** `discovery/lookup`: connected instances of this controller's host (whose token `TokenBindingGuard` checked). */
+  async lookup(params: LookupParams): Promise<LookupResult> {
     const query = this.db
       .getRepository(RuntimeInstance)
       .createQueryBuilder('ri')
