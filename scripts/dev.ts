@@ -11,10 +11,13 @@ import { seedDevConfig } from '../apps/api/config-server/dev-seed.js';
 
 /**
  * `npm start`: one embedded PostgreSQL (unless DATABASE_URL is set), migrations, the dev seed, then the
- * api and the controller as child processes. Ctrl-C / SIGTERM stops all of it cleanly.
+ * api and the controller as child processes. Ctrl-C / SIGTERM stops all of it cleanly. `--watch`
+ * (`npm run start:dev`) adds a compiler in watch mode and restarts each process on change.
  */
 
 const READY_TIMEOUT_MS = 60_000;
+/** `npm run start:dev`: recompile and restart on every source change. */
+const WATCH = process.argv.includes('--watch');
 
 async function waitReady(name: string, url: string, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
@@ -30,9 +33,9 @@ async function waitReady(name: string, url: string, child: ChildProcess): Promis
   throw new Error(`${name} not ready after ${READY_TIMEOUT_MS / 1000} s`);
 }
 
-function startChild(name: string, entry: string, env: NodeJS.ProcessEnv, logDir: string): ChildProcess {
+function startChild(name: string, args: string[], env: NodeJS.ProcessEnv, logDir: string): ChildProcess {
   const log = createWriteStream(join(logDir, `${name}.log`), { flags: 'a' });
-  const child = spawn(process.execPath, [entry], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.pipe(log);
   // Start-up failures are one line on stderr: show them here as well as in the log.
   child.stderr?.on('data', (chunk: Buffer) => {
@@ -84,6 +87,7 @@ async function banner(settings: Settings): Promise<string> {
       `  curl -s -H "Authorization: Bearer ${runtime}" "${api}/config-server/configs?host=${settings.controllerHostId}&serviceId=petstore&envTag=dev"`,
     );
   }
+  if (WATCH) lines.push('', 'Watching apps/ and libs/: a saved change recompiles and restarts the process it affects.');
   lines.push('', 'Ctrl-C stops everything; data stays in .data/ for the next start.', '');
   return lines.join('\n');
 }
@@ -112,8 +116,16 @@ async function main(): Promise<void> {
       RUN_MIGRATIONS: 'false',
     };
     const dist = join(import.meta.dirname, '..');
-    const api = startChild('api', join(dist, 'apps/api/main.js'), env, logDir);
-    const controller = startChild('controller', join(dist, 'apps/controller/main.js'), env, logDir);
+    // Watch mode: one TypeScript compiler for both processes (two `nest start --watch` would both write the
+    // shared libs output), and `node --watch` restarts each process when its compiled files change.
+    const node = WATCH ? ['--watch'] : [];
+    if (WATCH) {
+      const tsc = join(dist, '..', 'node_modules', 'typescript', 'bin', 'tsc');
+      const project = join(dist, '..', 'tsconfig.build.json');
+      children.push(startChild('tsc', [tsc, '-p', project, '--watch', '--preserveWatchOutput'], env, logDir));
+    }
+    const api = startChild('api', [...node, join(dist, 'apps/api/main.js')], env, logDir);
+    const controller = startChild('controller', [...node, join(dist, 'apps/controller/main.js')], env, logDir);
     children.push(api, controller);
     for (const child of children) {
       child.once('exit', (code) => {

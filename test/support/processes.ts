@@ -40,9 +40,17 @@ export interface Spawned {
 
 /** Runs `node <entry>` with exactly `env` (plus PATH), collecting stdout and stderr. */
 export function run(entry: string, args: string[], env: Record<string, string>): Spawned {
-  const child = spawn(process.execPath, [join(DIST, entry), ...args], {
+  return runCommand(process.execPath, [join(DIST, entry), ...args], env);
+}
+
+/** Runs any command in `cwd` with exactly `env` (plus PATH), collecting stdout and stderr. */
+export function runCommand(command: string, args: string[], env: Record<string, string>, cwd?: string): Spawned {
+  const child = spawn(command, args, {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own, so `killGroup` also stops what it spawned (nest start's app).
+    detached: cwd !== undefined,
+    ...(cwd === undefined ? {} : { cwd }),
   });
   let text = '';
   child.stdout.on('data', (c: Buffer) => (text += c.toString('utf8')));
@@ -96,4 +104,14 @@ export async function startBuilt(entry: string, port: number, env: Record<string
   }
   spawned.child.kill('SIGKILL');
   throw new Error(`${entry} did not become ready:\n${spawned.output()}`);
+}
+
+/** SIGKILL to a `runCommand(..., cwd)` process and everything it started. */
+export function killGroup(spawned: Spawned): void {
+  if (spawned.child.pid === undefined || spawned.child.exitCode !== null) return;
+  try {
+    process.kill(-spawned.child.pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
 }
