@@ -8,7 +8,7 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 import pg from 'pg';
 import { WebSocketServer } from 'ws';
 // The controller's own statement, from the build `npm run bench` makes first.
-import { UPSERT } from '../dist/apps/controller/registry/registry.sql.js';
+import { REGISTER_INSTANCE as UPSERT } from '../dist/libs/database/repositories/runtime-instance.repository.js';
 
 const jwks = createLocalJWKSet(JSON.parse(readFileSync(process.env.JWT_JWKS_FILE, 'utf8')));
 const options = { issuer: process.env.JWT_ISSUER, audience: process.env.JWT_AUDIENCE, algorithms: ['ES256'] };

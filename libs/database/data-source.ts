@@ -1,5 +1,6 @@
 import type { DataSourceOptions, EntitySchema, MixedList } from 'typeorm';
 import { DataSource } from 'typeorm';
+import { ENTITIES } from './entities/index.js';
 import { migrations } from './migrations/index.js';
 import { ObservingTypeOrmLogger, type SqlErrorSink } from './query-observer.js';
 
@@ -17,7 +18,7 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
   return {
     type: 'postgres',
     url: options.url,
-    entities: options.entities ?? [],
+    entities: options.entities ?? [...ENTITIES],
     migrations,
     migrationsTableName: 'typeorm_migrations',
     migrationsTransactionMode: 'each',

@@ -2,6 +2,22 @@ import { Inject, Injectable, Logger, Module, type DynamicModule, type OnModuleIn
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, runMigrations } from './data-source.js';
+import { ConfigLayerRepository } from './repositories/config-layer.repository.js';
+import { EntityLinkRepository } from './repositories/entity-link.repository.js';
+import { EntityRepository } from './repositories/entity.repository.js';
+import { RuntimeInstanceRepository } from './repositories/runtime-instance.repository.js';
+import { TagRepository } from './repositories/tag.repository.js';
+import { UnitOfWork } from './repository.js';
+
+/** One repository per aggregate; services get them (and `UnitOfWork` for transactions) by injection. */
+const REPOSITORIES = [
+  TagRepository,
+  EntityRepository,
+  EntityLinkRepository,
+  ConfigLayerRepository,
+  RuntimeInstanceRepository,
+  UnitOfWork,
+];
 
 export interface DatabaseModuleOptions {
   readonly url: string;
@@ -45,14 +61,12 @@ export class DatabaseModule {
               warn: (fields, message) => logger.warn({ ...fields }, message),
             },
           }),
-          // Feature modules register their entities with TypeOrmModule.forFeature.
-          autoLoadEntities: true,
           retryAttempts: 5,
           retryDelay: 1000,
         }),
       ],
-      providers: [{ provide: RUN_MIGRATIONS, useValue: options.runMigrations }, MigrationsOnStart],
-      exports: [TypeOrmModule],
+      providers: [{ provide: RUN_MIGRATIONS, useValue: options.runMigrations }, MigrationsOnStart, ...REPOSITORIES],
+      exports: [TypeOrmModule, ...REPOSITORIES],
     };
   }
 }

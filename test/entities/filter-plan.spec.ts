@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
-import { queryObserver } from '#database';
+import { EntityRepository, queryObserver, TagRepository, Tx } from '#database';
 import { principalOf } from '#token-binding';
-import { entityListQueries, tagsNamedQuery } from '../../apps/api/catalog/entity-queries.js';
+import { scopeOf } from '../../apps/api/common/host-access.js';
 import { ENTITY_TYPES } from '../../apps/api/catalog/entity-types.js';
 import { startApi, unique, type TestApi } from '../support/api.js';
 import { token } from '../support/tokens.js';
@@ -101,11 +101,12 @@ describe.each(ENTITY_CASES)('the /$path tag filter on a seeded table', (c: Entit
   });
 
   it.each(['any', 'all'] as const)('tagMatch=%s: page and count queries scan entity_tag by index', async (match) => {
-    const tags = await tagsNamedQuery(db.manager, principal, [tagName(1), tagName(68)]).getRawMany<{
+    const tags = await new TagRepository(db).namedQuery(scopeOf(principal), [tagName(1), tagName(68)]).getRawMany<{
       tagId: string;
     }>();
     expect(tags).toHaveLength(2);
-    const { page, count } = entityListQueries(db.manager, def, principal, {
+    const { page, count } = new EntityRepository(db).listQueries(def, {
+      scope: scopeOf(principal),
       offset: 0,
       limit: 20,
       sort: [{ key: def.sortFields[0], descending: false }],
@@ -118,8 +119,9 @@ describe.each(ENTITY_CASES)('the /$path tag filter on a seeded table', (c: Entit
   it('the service runs exactly these queries, and total counts every match', async () => {
     const names = [tagName(1).toUpperCase(), tagName(68)];
     for (const match of ['any', 'all'] as const) {
-      const tags = await tagsNamedQuery(db.manager, principal, names).getRawMany<{ tagId: string }>();
-      const { page, count } = entityListQueries(db.manager, def, principal, {
+      const tags = await new TagRepository(db).namedQuery(scopeOf(principal), names).getRawMany<{ tagId: string }>();
+      const { page, count } = new EntityRepository(db).listQueries(def, {
+        scope: scopeOf(principal),
         offset: 0,
         limit: 20,
         sort: [{ key: def.sortFields[0], descending: false }],
@@ -132,7 +134,7 @@ describe.each(ENTITY_CASES)('the /$path tag filter on a seeded table', (c: Entit
       );
       stop();
       expect(res.statusCode).toBe(200);
-      for (const query of [tagsNamedQuery(db.manager, principal, names), page, count]) {
+      for (const query of [new TagRepository(db).namedQuery(scopeOf(principal), names), page, count]) {
         expect(seen).toContain(query.getQueryAndParameters()[0]);
       }
       // Entities carrying tag 1 are i = 1, 68, 134 (mod 200) ... : 3 of every 200; tag 68 likewise.
@@ -153,7 +155,9 @@ describe('tag names resolve through uq_tag_name_lower', () => {
     // query's shape matches the expression index, which the planner then picks on a large table.
     const plan = await db.transaction(async (tx) => {
       await tx.query('set local enable_seqscan = off');
-      const query = tagsNamedQuery(tx, principal, [tagName(3), tagName(4).toUpperCase()]);
+      const query = new TagRepository(db)
+        .in(Tx.of(tx))
+        .namedQuery(scopeOf(principal), [tagName(3), tagName(4).toUpperCase()]);
       const [sql, parameters] = query.getQueryAndParameters();
       const rows: { 'QUERY PLAN': [{ Plan: PlanNode }] }[] = await tx.query(`explain (format json) ${sql}`, parameters);
       return flatten(rows[0]['QUERY PLAN'][0].Plan);

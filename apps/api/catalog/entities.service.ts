@@ -1,20 +1,23 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
-import { uniqueViolation } from '#database';
+import {
+  DuplicateKeyError,
+  EntityLinkRepository,
+  EntityRepository,
+  TagRepository,
+  UnitOfWork,
+  type TagCondition,
+  type TaggableEntity,
+  type Tx,
+} from '#database';
 import { badRequest, conflict, notFound, preconditionFailed, newId, parseSort } from '#platform';
 import type { Principal } from '#token-binding';
 import { versionMatches, type VersionCondition } from '../common/etag.js';
-import { assertCanWrite, canSee, whereVisible } from '../common/host-access.js';
-import { Tag } from '../tags/tag.entity.js';
+import { assertCanWrite, canSee, scopeOf } from '../common/host-access.js';
 import { toTagView, type TagView } from '../tags/tag.view.js';
 import type { EntityInput } from './dto/entity-body.dto.js';
 import type { ListEntitiesQuery } from './dto/list-entities.query.js';
-import { columnOf, entityListQueries, tagsNamedQuery, type TagCondition } from './entity-queries.js';
-import { EntityTag } from './entity-tag.entity.js';
 import type { EntityTypeDefinition } from './entity-types.js';
 import { sortedIds, textOf, toEntityView, type EntityPage, type EntityView } from './entity.view.js';
-import type { TaggableEntity } from './taggable.entity.js';
 
 /**
  * Create, read, update, delete, tag and list entities of any type in ENTITY_TYPES. The definition
@@ -22,29 +25,35 @@ import type { TaggableEntity } from './taggable.entity.js';
  */
 @Injectable()
 export class EntitiesService {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    private readonly work: UnitOfWork,
+    private readonly entities: EntityRepository,
+    private readonly links: EntityLinkRepository,
+    private readonly tagStore: TagRepository,
+  ) {}
 
   async create(def: EntityTypeDefinition, principal: Principal, input: EntityInput): Promise<EntityView> {
     const hostId = input.hostId ?? null;
     assertCanWrite(principal, hostId, def.entityType);
     const id = textOf(input, def.idField) ?? newId();
-    return this.db.transaction(async (tx) => {
+    return this.work.run(async (tx) => {
       const tagIds = await this.visibleTagIds(tx, principal, input.tagIds ?? []);
-      const row = Object.assign(tx.getRepository(def.entity).create(), {
+      const row = Object.assign(new def.entity(), {
         ...ownFields(def, input),
         [def.idField]: id,
         hostId,
         ...written(principal, 1),
       });
       try {
-        await tx.getRepository(def.entity).insert(row);
+        await this.entities.in(tx).insert(def, row);
       } catch (error) {
-        if (uniqueViolation(error) === primaryKeyOf(tx, def)) {
+        // The id is the table's only unique key.
+        if (error instanceof DuplicateKeyError) {
           throw conflict(`A ${def.entityType} with ${def.idField} ${id} already exists`);
         }
         throw error;
       }
-      await this.link(tx, def, id, tagIds);
+      await this.links.in(tx).link(def.entityType, id, tagIds);
       return toEntityView(def, row, tagIds);
     });
   }
@@ -54,30 +63,34 @@ export class EntitiesService {
     const names = query.tagNames ?? [];
     let tags: TagCondition | undefined;
     if (names.length > 0) {
-      const found = await tagsNamedQuery(this.db.manager, principal, names).getRawMany<{ tagId: string }>();
+      const found = await this.tagStore.idsNamed(scopeOf(principal), names);
       // A name that names no visible tag matches nothing: with `all` no entity can carry every name.
       if (found.length === 0 || (query.tagMatch === 'all' && found.length < names.length)) {
         return { total: 0, [def.path]: [] };
       }
-      tags = { tagIds: found.map((t) => t.tagId), match: query.tagMatch };
+      tags = { tagIds: found, match: query.tagMatch };
     }
-    const { page, count } = entityListQueries(this.db.manager, def, principal, {
+    const { total, rows } = await this.entities.page(def, {
+      scope: scopeOf(principal),
       offset: query.offset,
       limit: query.limit,
       sort,
       hostId: query.hostId,
       tags,
     });
-    const [rows, counted] = await Promise.all([page.getMany(), count.getRawOne<{ total: string }>()]);
-    const links = await this.tagIdsOf(this.db.manager, def, principal, rows);
+    const links = await this.links.tagIdsOf(
+      def.entityType,
+      rows.map((row) => idOf(def, row)),
+      scopeOf(principal),
+    );
     return {
-      total: Number(counted?.total ?? 0),
+      total,
       [def.path]: rows.map((row) => toEntityView(def, row, links.get(idOf(def, row)) ?? [])),
     };
   }
 
   async get(def: EntityTypeDefinition, principal: Principal, id: string): Promise<EntityView> {
-    return this.view(this.db.manager, def, principal, await this.findVisible(this.db.manager, def, principal, id));
+    return this.view(this.links, def, principal, await this.findVisible(this.entities, def, principal, id));
   }
 
   /** PUT: replaces the fields; with `tagIds` also the links, in the same transaction. */
@@ -95,7 +108,7 @@ export class EntitiesService {
       ]);
     }
     const hostId = input.hostId ?? null;
-    return this.db.transaction(async (tx) => {
+    return this.work.run(async (tx) => {
       const current = await this.lockWritable(tx, def, principal, id, condition);
       assertCanWrite(principal, hostId, def.entityType);
       if (input.tagIds !== undefined) await this.replaceLinks(tx, def, principal, id, input.tagIds);
@@ -110,24 +123,17 @@ export class EntitiesService {
     id: string,
     condition: VersionCondition,
   ): Promise<void> {
-    await this.db.transaction(async (tx) => {
+    await this.work.run(async (tx) => {
       await this.lockWritable(tx, def, principal, id, condition);
-      await tx.getRepository(EntityTag).delete({ entityType: def.entityType, entityId: id });
-      await tx.getRepository(def.entity).delete(id);
+      await this.links.in(tx).unlinkAll(def.entityType, id);
+      await this.entities.in(tx).delete(def, id);
     });
   }
 
   /** GET /{type}/{id}/tags: the visible tags of a visible entity, sorted by name as GET /tags sorts. */
   async tags(def: EntityTypeDefinition, principal: Principal, id: string): Promise<TagView[]> {
-    await this.findVisible(this.db.manager, def, principal, id);
-    const query = this.db
-      .getRepository(Tag)
-      .createQueryBuilder('t')
-      .innerJoin(EntityTag, 'et', 'et.tag_id = t.tag_id')
-      .where('et.entity_type = :entityType and et.entity_id = :id', { entityType: def.entityType, id })
-      .orderBy('lower(t.tag_name)', 'ASC')
-      .addOrderBy('t.tag_id', 'ASC');
-    const tags = await whereVisible(query, principal, 't.host_id').getMany();
+    await this.findVisible(this.entities, def, principal, id);
+    const tags = await this.links.tagsOf(def.entityType, id, scopeOf(principal));
     return tags.map(toTagView);
   }
 
@@ -139,7 +145,7 @@ export class EntitiesService {
     tagIds: readonly string[],
     condition: VersionCondition,
   ): Promise<EntityView> {
-    return this.db.transaction(async (tx) => {
+    return this.work.run(async (tx) => {
       const current = await this.lockWritable(tx, def, principal, id, condition);
       await this.replaceLinks(tx, def, principal, id, tagIds);
       return this.save(tx, def, principal, current, {});
@@ -148,74 +154,36 @@ export class EntitiesService {
 
   /** Writes `changes` plus the audit fields and the next version, and answers the new representation. */
   private async save(
-    tx: EntityManager,
+    tx: Tx,
     def: EntityTypeDefinition,
     principal: Principal,
     current: TaggableEntity,
     changes: Record<string, unknown>,
   ): Promise<EntityView> {
     const next = Object.assign(current, changes, written(principal, current.aggregateVersion + 1));
-    await tx.getRepository(def.entity).update(idOf(def, next), next);
-    return this.view(tx, def, principal, next);
+    await this.entities.in(tx).update(def, idOf(def, next), next);
+    return this.view(this.links.in(tx), def, principal, next);
   }
 
+  /** The representation with the linked tags the caller can see (others are left out, DESIGN 4.3). */
   private async view(
-    manager: EntityManager,
+    links: EntityLinkRepository,
     def: EntityTypeDefinition,
     principal: Principal,
     row: TaggableEntity,
   ): Promise<EntityView> {
-    const links = await this.tagIdsOf(manager, def, principal, [row]);
-    return toEntityView(def, row, links.get(idOf(def, row)) ?? []);
+    const byEntity = await links.tagIdsOf(def.entityType, [idOf(def, row)], scopeOf(principal));
+    return toEntityView(def, row, byEntity.get(idOf(def, row)) ?? []);
   }
 
   /**
-   * The ids of the visible tags linked to `rows`, by entity id. Tags the caller cannot see are left
-   * out, as everywhere else (DESIGN 4.3).
+   * Checks that every id names a tag the caller can see (400 listing the others); those tags cannot be
+   * deleted until the transaction ends, so the links can always be written.
    */
-  private async tagIdsOf(
-    manager: EntityManager,
-    def: EntityTypeDefinition,
-    principal: Principal,
-    rows: readonly TaggableEntity[],
-  ): Promise<Map<string, string[]>> {
-    const byEntity = new Map<string, string[]>();
-    if (rows.length === 0) return byEntity;
-    const query = manager
-      .getRepository(EntityTag)
-      .createQueryBuilder('et')
-      .select('et.entity_id', 'entityId')
-      .addSelect('et.tag_id', 'tagId')
-      .innerJoin(Tag, 't', 't.tag_id = et.tag_id')
-      .where('et.entity_type = :entityType and et.entity_id = any(:ids)', {
-        entityType: def.entityType,
-        ids: rows.map((row) => idOf(def, row)),
-      });
-    const links = await whereVisible(query, principal, 't.host_id').getRawMany<{ entityId: string; tagId: string }>();
-    for (const { entityId, tagId } of links) byEntity.set(entityId, [...(byEntity.get(entityId) ?? []), tagId]);
-    return byEntity;
-  }
-
-  /**
-   * Checks that every id names a tag the caller can see (400 listing the others) and keeps those tags
-   * from being deleted until the transaction ends (FOR KEY SHARE), so the links can always be written.
-   */
-  private async visibleTagIds(
-    tx: EntityManager,
-    principal: Principal,
-    requested: readonly string[],
-  ): Promise<string[]> {
+  private async visibleTagIds(tx: Tx, principal: Principal, requested: readonly string[]): Promise<string[]> {
     const ids = sortedIds(requested);
     if (ids.length === 0) return ids;
-    const query = tx
-      .getRepository(Tag)
-      .createQueryBuilder('t')
-      .select('t.tag_id', 'tagId')
-      .where('t.tag_id = any(:ids)', { ids })
-      .setLock('for_key_share');
-    const found = new Set(
-      (await whereVisible(query, principal, 't.host_id').getRawMany<{ tagId: string }>()).map((t) => t.tagId),
-    );
+    const found = await this.tagStore.in(tx).existingIds(scopeOf(principal), ids);
     const unknown = ids.filter((tagId) => !found.has(tagId));
     if (unknown.length > 0) {
       throw badRequest(
@@ -226,57 +194,28 @@ export class EntitiesService {
     return ids;
   }
 
-  private async link(
-    tx: EntityManager,
-    def: EntityTypeDefinition,
-    id: string,
-    tagIds: readonly string[],
-  ): Promise<void> {
-    if (tagIds.length === 0) return;
-    await tx
-      .createQueryBuilder()
-      .insert()
-      .into(EntityTag)
-      .values(tagIds.map((tagId) => ({ entityType: def.entityType, entityId: id, tagId })))
-      .orIgnore()
-      .execute();
-  }
-
   /** Makes the entity's links exactly `requested`: links to other tags go, missing ones are added. */
   private async replaceLinks(
-    tx: EntityManager,
+    tx: Tx,
     def: EntityTypeDefinition,
     principal: Principal,
     id: string,
     requested: readonly string[],
   ): Promise<void> {
     const tagIds = await this.visibleTagIds(tx, principal, requested);
-    await tx
-      .createQueryBuilder()
-      .delete()
-      .from(EntityTag)
-      .where('entity_type = :entityType and entity_id = :id and not (tag_id = any(:tagIds))', {
-        entityType: def.entityType,
-        id,
-        tagIds,
-      })
-      .execute();
-    await this.link(tx, def, id, tagIds);
+    const links = this.links.in(tx);
+    await links.unlinkOthers(def.entityType, id, tagIds);
+    await links.link(def.entityType, id, tagIds);
   }
 
   private async findVisible(
-    manager: EntityManager,
+    entities: EntityRepository,
     def: EntityTypeDefinition,
     principal: Principal,
     id: string,
     lock = false,
   ): Promise<TaggableEntity> {
-    const query = manager
-      .getRepository(def.entity)
-      .createQueryBuilder('e')
-      .where(`e.${columnOf(manager, def, def.idField)} = :id`, { id });
-    if (lock) query.setLock('pessimistic_write');
-    const row = await query.getOne();
+    const row = await entities.findById(def, id, lock);
     // Another host's entity is answered exactly like a missing one (DESIGN 4.3).
     if (row === null || !canSee(principal, row.hostId))
       throw notFound(`No ${def.entityType} with ${def.idField} ${id}`);
@@ -285,13 +224,13 @@ export class EntitiesService {
 
   /** Locks the row for this transaction after checking visibility, write access and `If-Match`. */
   private async lockWritable(
-    tx: EntityManager,
+    tx: Tx,
     def: EntityTypeDefinition,
     principal: Principal,
     id: string,
     condition: VersionCondition,
   ): Promise<TaggableEntity> {
-    const row = await this.findVisible(tx, def, principal, id, true);
+    const row = await this.findVisible(this.entities.in(tx), def, principal, id, true);
     assertCanWrite(principal, row.hostId, def.entityType);
     if (!versionMatches(condition, row.aggregateVersion)) {
       throw preconditionFailed(
@@ -317,8 +256,4 @@ function written(
 
 function idOf(def: EntityTypeDefinition, row: TaggableEntity): string {
   return textOf(row, def.idField) ?? '';
-}
-
-function primaryKeyOf(tx: EntityManager, def: EntityTypeDefinition): string | undefined {
-  return tx.connection.getMetadata(def.entity).primaryColumns[0]?.primaryKeyConstraintName;
 }

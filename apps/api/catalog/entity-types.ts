@@ -1,27 +1,18 @@
 import type { Type } from '@nestjs/common';
-import { getMetadataArgsStorage } from 'typeorm';
-import { DocumentEntity } from './document.entity.js';
+import { DocumentEntity, ProductEntity, SchemaEntity, type EntityTable, type TaggableEntity } from '#database';
 import { DocumentBodyDto } from './dto/document-body.dto.js';
 import type { EntityBodyDto } from './dto/entity-body.dto.js';
 import { ProductBodyDto } from './dto/product-body.dto.js';
 import { SchemaBodyDto } from './dto/schema-body.dto.js';
-import { ProductEntity } from './product.entity.js';
-import { SchemaEntity } from './schema.entity.js';
-import type { TaggableEntity } from './taggable.entity.js';
 
 /**
  * What the generic service and controller need to know about one entity type. Everything else
  * (visibility, versions, tags, filtering, paging) is the same for every type.
  */
-export interface EntityTypeDefinition {
-  /** The `entityType` value (DESIGN 5.1), stored in `entity_tag.entity_type`. */
-  readonly entityType: string;
+export interface EntityTypeDefinition extends EntityTable {
   /** Path segment of the resource, also the key of the list body (`{ total, schemas }`). */
   readonly path: string;
-  readonly entity: new () => TaggableEntity;
   readonly body: Type<EntityBodyDto>;
-  /** The id property (`schemaId`): the entity's primary column. */
-  readonly idField: string;
   /** The type's own descriptive properties, in wire order: the entity's other columns. */
   readonly fields: readonly string[];
   /** Properties `sort` accepts besides the id and `updateTs`; the first (the name) is the default order. */
@@ -36,33 +27,48 @@ type OwnTextKey<E> = Exclude<
   string;
 
 /**
- * Completes a definition from its entity class: the primary column is the id field, the class's other
- * columns (in declaration order, the name first) are the descriptive fields, and the bounded ones
- * (varchar, not text) are the sort keys. The body's field types are checked against the class.
+ * One entity type, declared explicitly: the id field, the descriptive fields in wire order, and the sort
+ * keys (the first is the default order). The compiler checks every name against the entity class.
  */
 function defineEntityType<E extends TaggableEntity>(definition: {
   readonly entityType: string;
   readonly path: string;
   readonly entity: new () => E;
-  readonly body: Type<EntityBodyDto & Partial<Record<OwnTextKey<E>, string | null>>>;
+  readonly body: Type<EntityBodyDto>;
+  readonly idField: OwnTextKey<E>;
+  readonly fields: readonly OwnTextKey<E>[];
+  readonly sortFields: readonly [OwnTextKey<E>, ...OwnTextKey<E>[]];
 }): EntityTypeDefinition {
-  const columns = getMetadataArgsStorage().filterColumns(definition.entity);
-  const [id, ...own] = columns;
-  const [name, ...sortable] = own.filter((column) => column.options.type === 'varchar');
-  if (id?.options.primary !== true || name === undefined) {
-    throw new Error(`${definition.entity.name} must declare its id column, then its name column`);
-  }
-  return {
-    ...definition,
-    idField: id.propertyName,
-    fields: own.map((column) => column.propertyName),
-    sortFields: [name.propertyName, ...sortable.map((column) => column.propertyName)],
-  };
+  return definition;
 }
 
-/** Every taggable entity type; a new one is a line here, its entity and body classes and its table. */
+/** Every taggable entity type; a new one is an entry here, its entity and body classes and its table. */
 export const ENTITY_TYPES: readonly EntityTypeDefinition[] = [
-  defineEntityType({ entityType: 'schema', path: 'schemas', entity: SchemaEntity, body: SchemaBodyDto }),
-  defineEntityType({ entityType: 'product', path: 'products', entity: ProductEntity, body: ProductBodyDto }),
-  defineEntityType({ entityType: 'document', path: 'documents', entity: DocumentEntity, body: DocumentBodyDto }),
+  defineEntityType({
+    entityType: 'schema',
+    path: 'schemas',
+    entity: SchemaEntity,
+    body: SchemaBodyDto,
+    idField: 'schemaId',
+    fields: ['schemaName', 'schemaVersion', 'schemaType', 'schemaDesc', 'schemaBody'],
+    sortFields: ['schemaName', 'schemaVersion', 'schemaType', 'schemaDesc'],
+  }),
+  defineEntityType({
+    entityType: 'product',
+    path: 'products',
+    entity: ProductEntity,
+    body: ProductBodyDto,
+    idField: 'productId',
+    fields: ['productName', 'productVersion', 'productDesc'],
+    sortFields: ['productName', 'productVersion', 'productDesc'],
+  }),
+  defineEntityType({
+    entityType: 'document',
+    path: 'documents',
+    entity: DocumentEntity,
+    body: DocumentBodyDto,
+    idField: 'documentId',
+    fields: ['title', 'contentType', 'body'],
+    sortFields: ['title', 'contentType'],
+  }),
 ];

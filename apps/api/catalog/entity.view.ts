@@ -3,7 +3,7 @@ import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 import { getMetadataArgsStorage } from 'typeorm';
 import { ID_PATTERN } from '#platform';
 import type { EntityTypeDefinition } from './entity-types.js';
-import type { TaggableEntity } from './taggable.entity.js';
+import type { TaggableEntity } from '#database';
 
 /** An entity on the wire (DESIGN 5.1): its id, hostId, own fields, audit fields and sorted tagIds. */
 export type EntityView = Readonly<Record<string, string | number | null | readonly string[]>>;

@@ -1,6 +1,6 @@
 import { forbidden } from '#platform';
 import { isAdmin, type Principal } from '#token-binding';
-import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import type { HostScope } from '#database';
 
 /**
  * Host visibility for host-scoped resources (DESIGN 4.3): admins see every host; other callers see
@@ -25,13 +25,7 @@ export function assertCanWrite(principal: Principal, hostId: string | null, what
   }
 }
 
-/** Restricts a query to the rows `principal` may see; `column` is the host id column, alias-qualified. */
-export function whereVisible<T extends ObjectLiteral>(
-  query: SelectQueryBuilder<T>,
-  principal: Principal,
-  column: string,
-): SelectQueryBuilder<T> {
-  if (isAdmin(principal)) return query;
-  if (principal.host === null) return query.andWhere(`${column} is null`);
-  return query.andWhere(`(${column} is null or ${column} = :visibleHost)`, { visibleHost: principal.host });
+/** The rows `principal` may see, as a scope the repositories turn into SQL. */
+export function scopeOf(principal: Principal): HostScope {
+  return isAdmin(principal) ? { allHosts: true } : { allHosts: false, host: principal.host };
 }

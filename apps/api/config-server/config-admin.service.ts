@@ -1,55 +1,48 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { ConfigLayerRepository, UnitOfWork, type FileKind, type JsonValue, type LayerAddress } from '#database';
 import type { Principal } from '#token-binding';
-import {
-  dropLayerIfEmpty,
-  findLayer,
-  layerFiles,
-  layerProperties,
-  upsertLayer,
-  writeFiles,
-  writeProperties,
-} from './config-store.js';
-import type { JsonValue } from './config-values.js';
 import {
   toFilesLayerView,
   toPropertiesLayerView,
   type FilesLayerView,
   type PropertiesLayerView,
 } from './config-layer.view.js';
-import type { FileKind, LayerAddress } from './layer-address.js';
 
 /** Operators' view of one layer (scope portal.admin): each write replaces a layer part in one transaction. */
 @Injectable()
 export class ConfigAdminService {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    private readonly work: UnitOfWork,
+    private readonly layers: ConfigLayerRepository,
+  ) {}
 
   async putProperties(
     principal: Principal,
     address: LayerAddress,
     properties: Readonly<Record<string, JsonValue>>,
   ): Promise<PropertiesLayerView> {
-    return this.db.transaction(async (tx) => {
-      const layerId = await upsertLayer(tx, address, principal.subject);
-      await writeProperties(tx, layerId, properties, 'replace');
-      await dropLayerIfEmpty(tx, layerId);
-      return toPropertiesLayerView(address, await layerProperties(tx, layerId));
+    return this.work.run(async (tx) => {
+      const layers = this.layers.in(tx);
+      const layerId = await layers.upsert(address, principal.subject);
+      await layers.writeProperties(layerId, properties, 'replace');
+      await layers.dropIfEmpty(layerId);
+      return toPropertiesLayerView(address, await layers.properties(layerId));
     });
   }
 
   async getProperties(address: LayerAddress): Promise<PropertiesLayerView> {
-    const layer = await findLayer(this.db.manager, address);
-    return toPropertiesLayerView(address, layer === null ? {} : await layerProperties(this.db.manager, layer.layerId));
+    const layer = await this.layers.find(address);
+    return toPropertiesLayerView(address, layer === null ? {} : await this.layers.properties(layer.layerId));
   }
 
   /** Idempotent: an empty or unknown layer is answered like a deleted one. */
   async deleteProperties(address: LayerAddress): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      const layer = await findLayer(tx, address, true);
+    await this.work.run(async (tx) => {
+      const layers = this.layers.in(tx);
+      const layer = await layers.find(address, true);
       if (layer === null) return;
-      await writeProperties(tx, layer.layerId, {}, 'replace');
-      await dropLayerIfEmpty(tx, layer.layerId);
+      await layers.writeProperties(layer.layerId, {}, 'replace');
+      await layers.dropIfEmpty(layer.layerId);
     });
   }
 
@@ -59,26 +52,28 @@ export class ConfigAdminService {
     kind: FileKind,
     files: ReadonlyMap<string, Buffer>,
   ): Promise<FilesLayerView> {
-    return this.db.transaction(async (tx) => {
-      const layerId = await upsertLayer(tx, address, principal.subject);
-      await writeFiles(tx, layerId, kind, files, 'replace');
-      await dropLayerIfEmpty(tx, layerId);
-      return toFilesLayerView(address, kind, await layerFiles(tx, layerId, kind));
+    return this.work.run(async (tx) => {
+      const layers = this.layers.in(tx);
+      const layerId = await layers.upsert(address, principal.subject);
+      await layers.writeFiles(layerId, kind, files, 'replace');
+      await layers.dropIfEmpty(layerId);
+      return toFilesLayerView(address, kind, await layers.files(layerId, kind));
     });
   }
 
   async getFiles(address: LayerAddress, kind: FileKind): Promise<FilesLayerView> {
-    const layer = await findLayer(this.db.manager, address);
-    const files = layer === null ? new Map<string, Buffer>() : await layerFiles(this.db.manager, layer.layerId, kind);
+    const layer = await this.layers.find(address);
+    const files = layer === null ? new Map<string, Buffer>() : await this.layers.files(layer.layerId, kind);
     return toFilesLayerView(address, kind, files);
   }
 
   async deleteFiles(address: LayerAddress, kind: FileKind): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      const layer = await findLayer(tx, address, true);
+    await this.work.run(async (tx) => {
+      const layers = this.layers.in(tx);
+      const layer = await layers.find(address, true);
       if (layer === null) return;
-      await writeFiles(tx, layer.layerId, kind, new Map(), 'replace');
-      await dropLayerIfEmpty(tx, layer.layerId);
+      await layers.writeFiles(layer.layerId, kind, new Map(), 'replace');
+      await layers.dropIfEmpty(layer.layerId);
     });
   }
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { DataSource } from 'typeorm';
 import { parse as parseYaml } from 'yaml';
-import { dropLayerIfEmpty, upsertLayer, writeFiles, writeProperties } from './config-store.js';
+import { ConfigLayerRepository, UnitOfWork } from '#database';
 import {
   checkProperties,
   fileNameProblem,
@@ -158,11 +158,12 @@ export async function importLayer(
   contents: ImportContents,
   user = 'config-import',
 ): Promise<ImportSummary> {
-  await dataSource.transaction(async (tx) => {
-    const layerId = await upsertLayer(tx, plan.address, user);
-    if (contents.properties !== undefined) await writeProperties(tx, layerId, contents.properties, 'replace');
-    if (contents.files !== undefined) await writeFiles(tx, layerId, plan.kind, contents.files, 'replace');
-    await dropLayerIfEmpty(tx, layerId);
+  await new UnitOfWork(dataSource).run(async (tx) => {
+    const layers = new ConfigLayerRepository(dataSource).in(tx);
+    const layerId = await layers.upsert(plan.address, user);
+    if (contents.properties !== undefined) await layers.writeProperties(layerId, contents.properties, 'replace');
+    if (contents.files !== undefined) await layers.writeFiles(layerId, plan.kind, contents.files, 'replace');
+    await layers.dropIfEmpty(layerId);
   });
   return {
     properties: contents.properties === undefined ? undefined : Object.keys(contents.properties).length,

@@ -1,16 +1,11 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { ConfigAdminController } from './config-admin.controller.js';
 import { ConfigAdminService } from './config-admin.service.js';
-import { ConfigFile } from './config-file.entity.js';
-import { ConfigLayer } from './config-layer.entity.js';
-import { ConfigProperty } from './config-property.entity.js';
 import { ConfigServerController } from './config-server.controller.js';
 import { ConfigServerService } from './config-server.service.js';
 
 /** The config server (DESIGN 7): runtimes read merged layers behind the binding rule; admins write layers. */
 @Module({
-  imports: [TypeOrmModule.forFeature([ConfigLayer, ConfigProperty, ConfigFile])],
   controllers: [ConfigServerController, ConfigAdminController],
   // The start-up warning of DESIGN 6.4 lives with the only api feature the switch affects.
   providers: [ConfigServerService, ConfigAdminService],

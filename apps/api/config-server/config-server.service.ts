@@ -1,9 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { mergedFiles, mergedProperties } from './config-store.js';
-import type { JsonValue } from './config-values.js';
-import type { ConfigRequest, FileKind } from './layer-address.js';
+import { ConfigLayerRepository, type FileKind, type JsonValue } from '#database';
+import type { ConfigRequest } from './layer-address.js';
 
 /**
  * What a runtime reads (GET /config-server/{configs,certs,files}). Only reached after the binding guard
@@ -11,15 +8,15 @@ import type { ConfigRequest, FileKind } from './layer-address.js';
  */
 @Injectable()
 export class ConfigServerService {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly layers: ConfigLayerRepository) {}
 
   /** Flat `configName.propertyName` keys, sorted, the higher layer winning per key. */
   properties(request: ConfigRequest): Promise<Record<string, JsonValue>> {
-    return mergedProperties(this.db.manager, request);
+    return this.layers.mergedProperties(request);
   }
 
   /** File name to base64 content, sorted by name, the higher layer winning per name. */
   files(request: ConfigRequest, kind: FileKind): Promise<Record<string, string>> {
-    return mergedFiles(this.db.manager, request, kind);
+    return this.layers.mergedFiles(request, kind);
   }
 }

@@ -1,7 +1,7 @@
+import { compareKeys, sortedRecord, type JsonValue } from '#database';
 import { badRequest, type FieldError } from '#platform';
 
-/** A property value as stored (jsonb) and served: string, number, boolean, list or map. */
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export { compareKeys, sortedRecord, type JsonValue } from '#database';
 
 /** `configName.propertyName`: a config name without dots, then a property name that may have inner dots. */
 export const PROPERTY_KEY = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
@@ -133,16 +133,4 @@ export function fileNameProblem(name: string): string | undefined {
     return 'name must be a plain file name of A-Z, a-z, 0-9, ., _ and - (not starting with a dot)';
   }
   return undefined;
-}
-
-/** Code-unit order, so the order never depends on a database collation or locale. */
-export const compareKeys = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-export function sortedRecord<T>(entries: Iterable<readonly [string, T]>): Record<string, T> {
-  const sorted = [...entries].sort(([a], [b]) => compareKeys(a, b));
-  const record: Record<string, T> = {};
-  // defineProperty: a name such as `__proto__` stays an own key instead of reaching the prototype.
-  for (const [key, value] of sorted)
-    Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
-  return record;
 }

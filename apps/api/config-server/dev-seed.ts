@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { upsertLayer, writeFiles, writeProperties } from './config-store.js';
+import { ConfigLayerRepository, UnitOfWork } from '#database';
 import type { JsonValue } from './config-values.js';
 import type { LayerAddress } from './layer-address.js';
 
@@ -48,12 +48,13 @@ const DEV_FILE = Buffer.from(
  * non-destructive: entries that already exist (edited by hand) are kept. Needs the migrations applied.
  */
 export async function seedDevConfig(dataSource: DataSource): Promise<void> {
-  await dataSource.transaction(async (tx) => {
-    const service = await upsertLayer(tx, SERVICE, 'dev-seed');
-    await writeProperties(tx, service, SERVICE_PROPERTIES, 'keep-existing');
-    const dev = await upsertLayer(tx, SERVICE_DEV, 'dev-seed');
-    await writeProperties(tx, dev, DEV_PROPERTIES, 'keep-existing');
-    await writeFiles(tx, dev, 'cert', new Map([['server.crt', DEV_CERT]]), 'keep-existing');
-    await writeFiles(tx, dev, 'file', new Map([['logback.xml', DEV_FILE]]), 'keep-existing');
+  await new UnitOfWork(dataSource).run(async (tx) => {
+    const layers = new ConfigLayerRepository(dataSource).in(tx);
+    const service = await layers.upsert(SERVICE, 'dev-seed');
+    await layers.writeProperties(service, SERVICE_PROPERTIES, 'keep-existing');
+    const dev = await layers.upsert(SERVICE_DEV, 'dev-seed');
+    await layers.writeProperties(dev, DEV_PROPERTIES, 'keep-existing');
+    await layers.writeFiles(dev, 'cert', new Map([['server.crt', DEV_CERT]]), 'keep-existing');
+    await layers.writeFiles(dev, 'file', new Map([['logback.xml', DEV_FILE]]), 'keep-existing');
   });
 }

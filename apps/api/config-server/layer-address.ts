@@ -1,3 +1,4 @@
+import type { LayerAddress } from '#database';
 import { badRequest, type FieldError } from '#platform';
 
 /** Longest accepted value of each address part (the column widths of migration CreateConfig). */
@@ -12,19 +13,10 @@ export const ADDRESS_LIMITS = {
 export type AddressPart = keyof typeof ADDRESS_LIMITS;
 
 /** Where one configuration layer lives (DESIGN 7); absent parts are null. */
-export interface LayerAddress {
-  readonly host: string;
-  readonly serviceId: string | null;
-  readonly productId: string | null;
-  readonly productVersion: string | null;
-  readonly envTag: string | null;
-}
+export { FILE_KINDS, type FileKind, type LayerAddress } from '#database';
 
 /** What a runtime asks for: a service and/or a product version on a host, optionally for one environment. */
 export type ConfigRequest = LayerAddress;
-
-export const FILE_KINDS = ['cert', 'file'] as const;
-export type FileKind = (typeof FILE_KINDS)[number];
 
 /** The address parts as given: trimmed, blank already turned into undefined by the query DTO. */
 export interface AddressInput {

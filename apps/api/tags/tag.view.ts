@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { Tag } from './tag.entity.js';
+import type { Tag } from '#database';
 
 /** A tag on the wire (DESIGN 4.1); a class only so the OpenAPI document can describe it. */
 export class TagView {

@@ -1,11 +1,9 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { Tag } from './tag.entity.js';
 import { TagsController } from './tags.controller.js';
 import { TagsService } from './tags.service.js';
 
+/** Tags CRUD (DESIGN 4); storage is `TagRepository` of the database lib. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Tag])],
   controllers: [TagsController],
   providers: [TagsService],
   exports: [TagsService],

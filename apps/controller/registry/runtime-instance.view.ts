@@ -1,11 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import {
-  INSTANCE_STATUSES,
-  PROTOCOLS,
-  type InstanceStatus,
-  type Protocol,
-  type RuntimeInstance,
-} from './runtime-instance.entity.js';
+import { INSTANCE_STATUSES, PROTOCOLS, type InstanceStatus, type Protocol, type RuntimeInstance } from '#database';
 
 /** An instance in `GET /instances` (operators); a class only so the OpenAPI document can describe it. */
 export class InstanceView {

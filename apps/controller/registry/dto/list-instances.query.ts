@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { PageQueryDto, Scalar } from '#platform';
-import { INSTANCE_STATUSES, type InstanceStatus } from '../runtime-instance.entity.js';
+import { INSTANCE_STATUSES, type InstanceStatus } from '#database';
 
 /** Query of `GET /instances`: paging and exact-match filters. */
 export class ListInstancesQuery extends PageQueryDto {

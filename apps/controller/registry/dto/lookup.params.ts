@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
-import { PROTOCOLS, type Protocol } from '../runtime-instance.entity.js';
+import { PROTOCOLS, type Protocol } from '#database';
 import { trim, trimToUndefined } from './validators.js';
 
 /** `discovery/lookup` params: omitted filters match every connected instance of the service. */

@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
-import { PROTOCOLS, type Protocol } from '../runtime-instance.entity.js';
+import { PROTOCOLS, type Protocol } from '#database';
 import { IsStringMap, NO_CONTROL_CHARS, trim, trimToUndefined } from './validators.js';
 
 /**

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { JsonValue } from './config-values.js';
+import type { JsonValue } from './config-types.js';
 
 /** One `configName.propertyName` of a layer; the value is jsonb so it keeps its type. */
 @Entity({ name: 'config_property' })

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { FileKind } from './layer-address.js';
+import type { FileKind } from './config-types.js';
 
 /** One cert or file of a layer, stored as bytes and served as base64. */
 @Entity({ name: 'config_file' })

@@ -1,0 +1,37 @@
+import { ConfigFile } from './config-file.entity.js';
+import { ConfigLayer } from './config-layer.entity.js';
+import { ConfigProperty } from './config-property.entity.js';
+import { DocumentEntity } from './document.entity.js';
+import { EntityTag } from './entity-tag.entity.js';
+import { ProductEntity } from './product.entity.js';
+import { RuntimeInstance } from './runtime-instance.entity.js';
+import { SchemaEntity } from './schema.entity.js';
+import { Tag } from './tag.entity.js';
+
+export {
+  ConfigFile,
+  ConfigLayer,
+  ConfigProperty,
+  DocumentEntity,
+  EntityTag,
+  ProductEntity,
+  RuntimeInstance,
+  SchemaEntity,
+  Tag,
+};
+export { FILE_KINDS, type FileKind, type JsonValue, type LayerAddress } from './config-types.js';
+export { IdColumn, TaggableEntity, TextColumn } from './taggable.entity.js';
+export { INSTANCE_STATUSES, PROTOCOLS, type InstanceStatus, type Protocol } from './runtime-instance.entity.js';
+
+/** Every table's entity; both apps register all of them, so any repository works in either process. */
+export const ENTITIES = [
+  Tag,
+  EntityTag,
+  SchemaEntity,
+  ProductEntity,
+  DocumentEntity,
+  ConfigLayer,
+  ConfigProperty,
+  ConfigFile,
+  RuntimeInstance,
+] as const;

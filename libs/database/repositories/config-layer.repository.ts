@@ -1,0 +1,168 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, IsNull, type FindOptionsWhere } from 'typeorm';
+import { ConfigFile } from '../entities/config-file.entity.js';
+import { ConfigLayer } from '../entities/config-layer.entity.js';
+import { ConfigProperty } from '../entities/config-property.entity.js';
+import type { FileKind, JsonValue, LayerAddress } from '../entities/config-types.js';
+import { BaseRepository } from '../repository.js';
+import { compareKeys, sortedRecord } from '../sorted.js';
+
+/** How a write treats what the layer already holds. */
+export type WriteMode = 'replace' | 'keep-existing';
+
+function addressWhere(address: LayerAddress): FindOptionsWhere<ConfigLayer> {
+  // `= null` never matches in SQL: absent parts are looked up with IS NULL.
+  return {
+    host: address.host,
+    serviceId: address.serviceId ?? IsNull(),
+    productId: address.productId ?? IsNull(),
+    productVersion: address.productVersion ?? IsNull(),
+    envTag: address.envTag ?? IsNull(),
+  };
+}
+
+/**
+ * The layers a runtime sees, lowest first: product, product+env, service, service+env (DESIGN 7). `rank`
+ * orders them; rows of a higher rank overwrite a lower one's key. One statement, so one snapshot.
+ */
+const LAYERS_OF_REQUEST = `
+  select 2 + (l.env_tag is not null)::int as rank, l.layer_id
+    from config_layer l
+   where l.host = $1 and l.service_id = $2 and l.product_id is null and (l.env_tag is null or l.env_tag = $5)
+  union all
+  select (l.env_tag is not null)::int as rank, l.layer_id
+    from config_layer l
+   where l.host = $1 and l.product_id = $3 and l.product_version = $4 and l.service_id is null
+     and (l.env_tag is null or l.env_tag = $5)`;
+
+const requestParams = (request: LayerAddress): (string | null)[] => [
+  request.host,
+  request.serviceId,
+  request.productId,
+  request.productVersion,
+  request.envTag,
+];
+
+/** Merges rows already ordered by rank: later (higher) layers win per key. */
+function mergeByRank<T>(rows: readonly { key: string; value: T }[]): [string, T][] {
+  const merged = new Map<string, T>();
+  for (const row of rows) merged.set(row.key, row.value);
+  return [...merged];
+}
+
+/**
+ * The config layers aggregate (layer, its properties and files), shared by the HTTP services, the import
+ * command and the dev seed. Writes are plain SQL (one statement per layer part; bench/), so they also
+ * work on a DataSource that has not registered the entities (the dev seed's).
+ */
+@Injectable()
+export class ConfigLayerRepository extends BaseRepository {
+  constructor(@InjectDataSource() db: DataSource) {
+    super(db);
+  }
+
+  find(address: LayerAddress, lock = false): Promise<ConfigLayer | null> {
+    return this.manager.getRepository(ConfigLayer).findOne({
+      where: addressWhere(address),
+      ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
+    });
+  }
+
+  /**
+   * Creates the layer row or touches the existing one, and holds its row lock until the transaction ends:
+   * concurrent writers of one layer queue here, so each replace is whole.
+   */
+  async upsert(address: LayerAddress, user: string | null): Promise<string> {
+    const rows: { layer_id: string }[] = await this.manager.query(
+      `insert into config_layer (host, service_id, product_id, product_version, env_tag, update_user, update_ts)
+       values ($1, $2, $3, $4, $5, $6, now())
+       on conflict on constraint uq_config_layer_address
+         do update set update_user = excluded.update_user, update_ts = excluded.update_ts
+       returning layer_id`,
+      [address.host, address.serviceId, address.productId, address.productVersion, address.envTag, user],
+    );
+    const row = rows[0];
+    if (row === undefined) throw new Error('upsert of config_layer returned no row');
+    return String(row.layer_id);
+  }
+
+  async writeProperties(
+    layerId: string,
+    properties: Readonly<Record<string, JsonValue>>,
+    mode: WriteMode,
+  ): Promise<void> {
+    if (mode === 'replace') await this.manager.query('delete from config_property where layer_id = $1', [layerId]);
+    if (Object.keys(properties).length === 0) return;
+    // One statement for the whole layer: jsonb_each keeps each value's JSON type.
+    await this.manager.query(
+      `insert into config_property (layer_id, property_key, property_value)
+       select $1, e.key, e.value from jsonb_each($2::jsonb) as e
+       ${mode === 'keep-existing' ? 'on conflict on constraint pk_config_property do nothing' : ''}`,
+      [layerId, JSON.stringify(properties)],
+    );
+  }
+
+  async writeFiles(
+    layerId: string,
+    kind: FileKind,
+    files: ReadonlyMap<string, Buffer>,
+    mode: WriteMode,
+  ): Promise<void> {
+    if (mode === 'replace') {
+      await this.manager.query('delete from config_file where layer_id = $1 and kind = $2', [layerId, kind]);
+    }
+    if (files.size === 0) return;
+    const encoded = sortedRecord([...files].map(([name, bytes]) => [name, bytes.toString('base64')] as const));
+    await this.manager.query(
+      `insert into config_file (layer_id, kind, file_name, content)
+       select $1, $2, e.key, decode(e.value, 'base64') from jsonb_each_text($3::jsonb) as e
+       ${mode === 'keep-existing' ? 'on conflict on constraint pk_config_file do nothing' : ''}`,
+      [layerId, kind, JSON.stringify(encoded)],
+    );
+  }
+
+  /** A layer with neither properties nor files is removed, so deleted layers leave no rows behind. */
+  async dropIfEmpty(layerId: string): Promise<void> {
+    await this.manager.query(
+      `delete from config_layer l where l.layer_id = $1
+         and not exists (select 1 from config_property p where p.layer_id = l.layer_id)
+         and not exists (select 1 from config_file f where f.layer_id = l.layer_id)`,
+      [layerId],
+    );
+  }
+
+  async properties(layerId: string): Promise<Record<string, JsonValue>> {
+    const rows = await this.manager.getRepository(ConfigProperty).find({ where: { layerId } });
+    return sortedRecord(rows.map((r) => [r.propertyKey, r.propertyValue] as const));
+  }
+
+  async files(layerId: string, kind: FileKind): Promise<Map<string, Buffer>> {
+    const rows = await this.manager.getRepository(ConfigFile).find({ where: { layerId, kind } });
+    return new Map(rows.map((r) => [r.fileName, r.content] as const).sort(([a], [b]) => compareKeys(a, b)));
+  }
+
+  /** The properties a runtime sees for `request`, merged across its layers in one statement. */
+  async mergedProperties(request: LayerAddress): Promise<Record<string, JsonValue>> {
+    const rows: { key: string; value: JsonValue }[] = await this.manager.query(
+      `select p.property_key as key, p.property_value as value
+         from (${LAYERS_OF_REQUEST}) as layer
+         join config_property p on p.layer_id = layer.layer_id
+        order by layer.rank`,
+      requestParams(request),
+    );
+    return sortedRecord(mergeByRank(rows));
+  }
+
+  /** The files of `kind` a runtime sees for `request`, base64, merged across its layers. */
+  async mergedFiles(request: LayerAddress, kind: FileKind): Promise<Record<string, string>> {
+    const rows: { key: string; value: Buffer }[] = await this.manager.query(
+      `select f.file_name as key, f.content as value
+         from (${LAYERS_OF_REQUEST}) as layer
+         join config_file f on f.layer_id = layer.layer_id and f.kind = $6
+        order by layer.rank`,
+      [...requestParams(request), kind],
+    );
+    return sortedRecord(mergeByRank(rows).map(([name, bytes]) => [name, bytes.toString('base64')] as const));
+  }
+}

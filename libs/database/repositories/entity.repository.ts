@@ -1,0 +1,122 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type SelectQueryBuilder } from 'typeorm';
+import type { TaggableEntity } from '../entities/taggable.entity.js';
+import { BaseRepository, duplicateKeyOf, whereInScope, type HostScope } from '../repository.js';
+import type { SortOrder } from './tag.repository.js';
+
+/** What storage needs to know of one entity type (the app's definition adds wire names and bodies). */
+export interface EntityTable {
+  /** The `entityType` value, stored in `entity_tag.entity_type`. */
+  readonly entityType: string;
+  readonly entity: new () => TaggableEntity;
+  /** The id property (`schemaId`): the entity's primary column. */
+  readonly idField: string;
+}
+
+/** The tag part of a list filter: tag ids already resolved from names. */
+export interface TagCondition {
+  readonly tagIds: readonly string[];
+  readonly match: 'any' | 'all';
+}
+
+export interface EntityListOptions {
+  readonly scope: HostScope;
+  readonly offset: number;
+  readonly limit: number;
+  readonly sort: readonly SortOrder<string>[];
+  readonly hostId?: string;
+  readonly tags?: TagCondition;
+}
+
+/**
+ * The rows of every taggable entity type (schemas, products, documents), one generic implementation over
+ * the type's `EntityTable`. Their links live in `EntityLinkRepository`; the service writes both in one
+ * transaction. A duplicate id surfaces as `DuplicateKeyError`.
+ */
+@Injectable()
+export class EntityRepository extends BaseRepository {
+  constructor(@InjectDataSource() db: DataSource) {
+    super(db);
+  }
+
+  /** The column behind a property of the table's entity, from TypeORM's metadata. */
+  columnOf(table: EntityTable, property: string): string {
+    const column = this.manager.connection.getMetadata(table.entity).findColumnWithPropertyName(property);
+    if (column === undefined) throw new Error(`${table.entityType} has no column for ${property}`);
+    return column.databaseName;
+  }
+
+  async insert(table: EntityTable, row: TaggableEntity): Promise<void> {
+    try {
+      await this.manager.getRepository(table.entity).insert(row);
+    } catch (error) {
+      throw duplicateKeyOf(error);
+    }
+  }
+
+  /** The row, or null; `lock` holds it (FOR UPDATE) until the transaction ends. */
+  findById(table: EntityTable, id: string, lock = false): Promise<TaggableEntity | null> {
+    const query = this.manager
+      .getRepository(table.entity)
+      .createQueryBuilder('e')
+      .where(`e.${this.columnOf(table, table.idField)} = :id`, { id });
+    if (lock) query.setLock('pessimistic_write');
+    return query.getOne();
+  }
+
+  async update(table: EntityTable, id: string, row: TaggableEntity): Promise<void> {
+    await this.manager.getRepository(table.entity).update(id, row);
+  }
+
+  async delete(table: EntityTable, id: string): Promise<void> {
+    await this.manager.getRepository(table.entity).delete(id);
+  }
+
+  async page(table: EntityTable, options: EntityListOptions): Promise<{ total: number; rows: TaggableEntity[] }> {
+    const { page, count } = this.listQueries(table, options);
+    const [rows, counted] = await Promise.all([page.getMany(), count.getRawOne<{ total: string }>()]);
+    return { total: Number(counted?.total ?? 0), rows };
+  }
+
+  /**
+   * The page and count queries of a list (`page` runs exactly these). The tag filter is a semi-join on
+   * `entity_tag` driven by `ix_entity_tag_tag (tag_id, entity_type, entity_id)`: `any` is an EXISTS, `all`
+   * keeps the entities linked to as many of the tags as were asked for (the primary key makes each link
+   * unique, so the count cannot double up).
+   */
+  listQueries(
+    table: EntityTable,
+    options: EntityListOptions,
+  ): { page: SelectQueryBuilder<TaggableEntity>; count: SelectQueryBuilder<TaggableEntity> } {
+    const id = `e.${this.columnOf(table, table.idField)}`;
+    const base = whereInScope(
+      this.manager.getRepository(table.entity).createQueryBuilder('e'),
+      options.scope,
+      'e.host_id',
+    );
+    if (options.hostId !== undefined) base.andWhere('e.host_id = :hostId', { hostId: options.hostId });
+    const tags = options.tags;
+    if (tags !== undefined) {
+      const links = 'from entity_tag et where et.entity_type = :entityType and et.tag_id = any(:tagIds)';
+      const parameters = { entityType: table.entityType, tagIds: tags.tagIds, tagCount: tags.tagIds.length };
+      base.andWhere(
+        tags.match === 'any'
+          ? `exists (select 1 ${links} and et.entity_id = ${id})`
+          : `${id} in (select et.entity_id ${links} group by et.entity_id having count(*) = :tagCount)`,
+        parameters,
+      );
+    }
+    const count = base.clone().select('count(*)', 'total');
+    const page = base.clone().offset(options.offset).limit(options.limit);
+    for (const { key, descending } of options.sort) {
+      const column = `e.${this.columnOf(table, key)}`;
+      // Names and other text sort case-insensitively, as tags do; ids and times sort as stored.
+      const text = key !== table.idField && key !== 'updateTs';
+      page.addOrderBy(text ? `lower(${column})` : column, descending ? 'DESC' : 'ASC');
+    }
+    // The id breaks ties so paging is stable even when sort keys repeat.
+    if (!options.sort.some((s) => s.key === table.idField)) page.addOrderBy(id, 'ASC');
+    return { page, count };
+  }
+}

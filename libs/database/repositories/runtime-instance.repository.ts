@@ -1,0 +1,197 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { RuntimeInstance } from '../entities/runtime-instance.entity.js';
+import { BaseRepository } from '../repository.js';
+
+/**
+ * Registration: re-registering the same host+service+env+address+port reuses the row (and so the id),
+ * atomically. Exported so the bench's bare baseline runs exactly this statement.
+ */
+export const REGISTER_INSTANCE = `
+  insert into runtime_instance as ri (runtime_instance_id, host_id, service_id, env_tag, version, protocol, address,
+    port, tags, status, connected_ts, last_seen_ts, disconnected_ts, controller_id, connection_id)
+  values ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, 'connected', now(), now(), null, $10, $11)
+  on conflict on constraint uq_runtime_instance_identity do update set
+    version = excluded.version, protocol = excluded.protocol, tags = excluded.tags, status = 'connected',
+    connected_ts = excluded.connected_ts, last_seen_ts = excluded.last_seen_ts, disconnected_ts = null,
+    controller_id = excluded.controller_id, connection_id = excluded.connection_id
+  returning ri.runtime_instance_id`;
+
+// Advisory-lock namespace of live controller processes; the second key is hashtext(controller id).
+const LEASE_KEY = 7_243_002;
+
+// Only rows still held by that connection: a newer registration of the same instance stays connected.
+const DISCONNECT = `
+  update runtime_instance set status = 'disconnected', disconnected_ts = now()
+  where runtime_instance_id = any($1) and connection_id = $2 and status = 'connected'`;
+
+const DEREGISTER = `
+  update runtime_instance set status = 'deregistered', disconnected_ts = now()
+  where runtime_instance_id = $1 and connection_id = $2 and status = 'connected'
+  returning runtime_instance_id`;
+
+const TOUCH = `
+  update runtime_instance set last_seen_ts = now()
+  where runtime_instance_id = any($1) and controller_id = $2 and status = 'connected'`;
+
+const RELEASE_ALL = `
+  update runtime_instance set status = 'disconnected', disconnected_ts = now()
+  where controller_id = $1 and status = 'connected'`;
+
+// Instances of this host left "connected" by a controller process that no longer holds its lease lock
+// (a previous run that crashed or was killed); live replicas keep theirs.
+const SWEEP_ORPHANS = `
+  update runtime_instance ri set status = 'disconnected', disconnected_ts = now()
+  where ri.host_id = $1 and ri.status = 'connected' and ri.controller_id <> $2
+    and not exists (
+      select 1 from pg_locks l
+      where l.locktype = 'advisory' and l.granted and l.objsubid = 2
+        and l.database = (select oid from pg_database where datname = current_database())
+        and l.classid = $3 and l.objid = hashtext(ri.controller_id::text)::oid)`;
+
+export interface InstanceRegistration {
+  readonly runtimeInstanceId: string;
+  readonly hostId: string;
+  readonly serviceId: string;
+  readonly envTag: string | null;
+  readonly version: string | null;
+  readonly protocol: string | null;
+  readonly address: string | null;
+  readonly port: number | null;
+  readonly tags: Readonly<Record<string, string>>;
+  readonly controllerId: string;
+  readonly connectionId: string;
+}
+
+export interface InstanceFilter {
+  readonly hostId?: string;
+  readonly serviceId?: string;
+  readonly envTag?: string;
+  readonly status?: string;
+  readonly protocol?: string;
+}
+
+/** A controller process's liveness lock, held by one dedicated session until released. */
+export interface Lease {
+  release(): Promise<void>;
+}
+
+/**
+ * The runtime instances aggregate (DESIGN 8). Registry writes are raw SQL on a short-lived runner: the
+ * registration storm bench showed TypeORM's builder and hydration costing more than the statement.
+ */
+@Injectable()
+export class RuntimeInstanceRepository extends BaseRepository {
+  constructor(@InjectDataSource() db: DataSource) {
+    super(db);
+  }
+
+  /** Upserts the instance by its identity; answers the (possibly reused) id. */
+  async register(instance: InstanceRegistration): Promise<string> {
+    const { rows } = await this.execute<{ runtime_instance_id: string }>(REGISTER_INSTANCE, [
+      instance.runtimeInstanceId,
+      instance.hostId,
+      instance.serviceId,
+      instance.envTag,
+      instance.version,
+      instance.protocol,
+      instance.address,
+      instance.port,
+      JSON.stringify(instance.tags),
+      instance.controllerId,
+      instance.connectionId,
+    ]);
+    const row = rows[0];
+    if (row === undefined) throw new Error('upsert of runtime_instance returned no row');
+    return row.runtime_instance_id;
+  }
+
+  /** Marks these instances disconnected where `connectionId` still holds them; answers how many. */
+  async disconnect(runtimeInstanceIds: readonly string[], connectionId: string): Promise<number> {
+    return (await this.execute(DISCONNECT, [runtimeInstanceIds, connectionId])).affected;
+  }
+
+  /** Deregisters the instance if `connectionId` still holds it; false when it does not. */
+  async deregister(runtimeInstanceId: string, connectionId: string): Promise<boolean> {
+    return (await this.execute(DEREGISTER, [runtimeInstanceId, connectionId])).rows.length > 0;
+  }
+
+  async touch(runtimeInstanceIds: readonly string[], controllerId: string): Promise<void> {
+    await this.execute(TOUCH, [runtimeInstanceIds, controllerId]);
+  }
+
+  /** Every instance `controllerId` still holds becomes disconnected. */
+  async releaseAll(controllerId: string): Promise<void> {
+    await this.execute(RELEASE_ALL, [controllerId]);
+  }
+
+  /** Disconnects the host's instances whose controller no longer holds its lease; answers how many. */
+  async sweepOrphans(hostId: string, controllerId: string): Promise<number> {
+    return (await this.execute(SWEEP_ORPHANS, [hostId, controllerId, LEASE_KEY])).affected;
+  }
+
+  /** Takes the liveness lock of `controllerId` on a session of its own, kept until `release`. */
+  async acquireLease(controllerId: string): Promise<Lease> {
+    const runner = this.db.createQueryRunner();
+    await runner.connect();
+    // A try-lock: a hash collision with a live controller must not block start-up (it only shields our rows).
+    await runner.query('select pg_try_advisory_lock($1, hashtext($2))', [LEASE_KEY, controllerId]);
+    return {
+      async release(): Promise<void> {
+        try {
+          // Unlocked explicitly: a released runner's session goes back to the pool with its locks.
+          await runner.query('select pg_advisory_unlock($1, hashtext($2))', [LEASE_KEY, controllerId]);
+        } finally {
+          await runner.release();
+        }
+      },
+    };
+  }
+
+  /** Connected instances of one service on one host, oldest connection first. */
+  connected(
+    hostId: string,
+    serviceId: string,
+    filter: Pick<InstanceFilter, 'envTag' | 'protocol'>,
+  ): Promise<RuntimeInstance[]> {
+    const query = this.manager
+      .getRepository(RuntimeInstance)
+      .createQueryBuilder('ri')
+      .where('ri.host_id = :hostId', { hostId })
+      .andWhere('ri.service_id = :serviceId', { serviceId })
+      .andWhere(`ri.status = 'connected'`);
+    if (filter.envTag !== undefined) query.andWhere('ri.env_tag = :envTag', { envTag: filter.envTag });
+    if (filter.protocol !== undefined) query.andWhere('ri.protocol = :protocol', { protocol: filter.protocol });
+    return query.orderBy('ri.connected_ts', 'ASC').addOrderBy('ri.runtime_instance_id').getMany();
+  }
+
+  /** A page of instances in identity order, with the total. */
+  async page(filter: InstanceFilter, offset: number, limit: number): Promise<[RuntimeInstance[], number]> {
+    const select = this.manager.getRepository(RuntimeInstance).createQueryBuilder('ri');
+    if (filter.hostId !== undefined) select.andWhere('ri.host_id = :hostId', { hostId: filter.hostId });
+    if (filter.serviceId !== undefined) select.andWhere('ri.service_id = :serviceId', { serviceId: filter.serviceId });
+    if (filter.envTag !== undefined) select.andWhere('ri.env_tag = :envTag', { envTag: filter.envTag });
+    if (filter.status !== undefined) select.andWhere('ri.status = :status', { status: filter.status });
+    return select
+      .orderBy('ri.host_id')
+      .addOrderBy('ri.service_id')
+      .addOrderBy('ri.env_tag')
+      .addOrderBy('ri.address')
+      .addOrderBy('ri.port')
+      .addOrderBy('ri.runtime_instance_id')
+      .offset(offset)
+      .limit(limit)
+      .getManyAndCount();
+  }
+
+  private async execute<T = never>(sql: string, parameters: unknown[]): Promise<{ rows: T[]; affected: number }> {
+    const runner = this.db.createQueryRunner();
+    try {
+      const result = await runner.query(sql, parameters, true);
+      return { rows: result.records as T[], affected: result.affected ?? 0 };
+    } finally {
+      await runner.release();
+    }
+  }
+}

@@ -1,0 +1,159 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type SelectQueryBuilder } from 'typeorm';
+import { Tag } from '../entities/tag.entity.js';
+import { BaseRepository, duplicateKeyOf, whereInScope, type HostScope } from '../repository.js';
+
+export const TAG_SORT_KEYS = ['tagName', 'tagDesc', 'updateTs', 'tagId'] as const;
+export type TagSortKey = (typeof TAG_SORT_KEYS)[number];
+
+const SORT_COLUMNS: Record<TagSortKey, string> = {
+  tagName: 'lower(t.tag_name)',
+  tagDesc: 'lower(t.tag_desc)',
+  updateTs: 't.update_ts',
+  tagId: 't.tag_id',
+};
+
+/** One sort key of a list, as `parseSort` of the platform lib gives it. */
+export interface SortOrder<K extends string> {
+  readonly key: K;
+  readonly descending: boolean;
+}
+
+export interface TagFilter {
+  readonly scope: HostScope;
+  /** Substring patterns, already escaped for LIKE. */
+  readonly tagName?: string;
+  readonly tagDesc?: string;
+  readonly q?: string;
+  readonly hostId?: string;
+}
+
+// Reads by id and creates are the hot paths (bench/ auth, peer): one statement each, without TypeORM's
+// query building and hydration.
+const SELECT_TAG =
+  'select tag_id, host_id, tag_name, tag_desc, update_user, update_ts, aggregate_version from tag where tag_id = $1';
+
+const INSERT_TAG =
+  'insert into tag (tag_id, host_id, tag_name, tag_desc, update_user, update_ts, aggregate_version) values ($1, $2, $3, $4, $5, $6, $7)';
+
+interface TagRow {
+  readonly tag_id: string;
+  readonly host_id: string | null;
+  readonly tag_name: string;
+  readonly tag_desc: string | null;
+  readonly update_user: string | null;
+  readonly update_ts: Date;
+  readonly aggregate_version: number;
+}
+
+function tagOf(row: TagRow): Tag {
+  return Object.assign(new Tag(), {
+    tagId: row.tag_id,
+    hostId: row.host_id,
+    tagName: row.tag_name,
+    tagDesc: row.tag_desc,
+    updateUser: row.update_user,
+    updateTs: row.update_ts,
+    aggregateVersion: row.aggregate_version,
+  });
+}
+
+/** The tags aggregate. Unique violations surface as `DuplicateKeyError` (`pk_tag`, `uq_tag_name_lower`). */
+@Injectable()
+export class TagRepository extends BaseRepository {
+  constructor(@InjectDataSource() db: DataSource) {
+    super(db);
+  }
+
+  async insert(tag: Tag): Promise<void> {
+    try {
+      await this.manager.query(INSERT_TAG, [
+        tag.tagId,
+        tag.hostId,
+        tag.tagName,
+        tag.tagDesc,
+        tag.updateUser,
+        tag.updateTs,
+        tag.aggregateVersion,
+      ]);
+    } catch (error) {
+      throw duplicateKeyOf(error);
+    }
+  }
+
+  /** The tag, or null; `lock` holds its row (FOR UPDATE) until the transaction ends. */
+  async findById(tagId: string, lock = false): Promise<Tag | null> {
+    const rows = await this.manager.query<TagRow[]>(lock ? `${SELECT_TAG} for update` : SELECT_TAG, [tagId]);
+    return rows[0] === undefined ? null : tagOf(rows[0]);
+  }
+
+  async update(tag: Tag): Promise<void> {
+    try {
+      await this.manager.getRepository(Tag).update({ tagId: tag.tagId }, tag);
+    } catch (error) {
+      throw duplicateKeyOf(error);
+    }
+  }
+
+  /** Removes the tag; its entity links go with it through the foreign key's ON DELETE CASCADE. */
+  async delete(tagId: string): Promise<void> {
+    await this.manager.getRepository(Tag).delete({ tagId });
+  }
+
+  async page(
+    filter: TagFilter,
+    sort: readonly SortOrder<TagSortKey>[],
+    offset: number,
+    limit: number,
+  ): Promise<{ total: number; tags: Tag[] }> {
+    const select = whereInScope(this.manager.getRepository(Tag).createQueryBuilder('t'), filter.scope, 't.host_id');
+    if (filter.tagName !== undefined) select.andWhere('t.tag_name ilike :tagName', { tagName: filter.tagName });
+    if (filter.tagDesc !== undefined) select.andWhere('t.tag_desc ilike :tagDesc', { tagDesc: filter.tagDesc });
+    if (filter.hostId !== undefined) select.andWhere('t.host_id = :hostId', { hostId: filter.hostId });
+    if (filter.q !== undefined) select.andWhere('(t.tag_name ilike :q or t.tag_desc ilike :q)', { q: filter.q });
+    // count(*) rather than getManyAndCount's count(distinct tag_id); both statements run at once.
+    const count = select.clone().select('count(*)::int', 'total');
+    for (const { key, descending } of sort) select.addOrderBy(SORT_COLUMNS[key], descending ? 'DESC' : 'ASC');
+    // The id breaks ties so paging is stable even when sort keys repeat.
+    if (!sort.some((s) => s.key === 'tagId')) select.addOrderBy('t.tag_id', 'ASC');
+    const [tags, counted] = await Promise.all([
+      select.offset(offset).limit(limit).getMany(),
+      count.getRawOne<{ total: number }>(),
+    ]);
+    return { total: counted?.total ?? 0, tags };
+  }
+
+  /**
+   * Ids of the tags in `scope` named `names`, case-insensitively. `lower(tag_name) in (lower($1), ...)` is
+   * the expression of the unique index `uq_tag_name_lower`, so each name is one index probe.
+   */
+  namedQuery(scope: HostScope, names: readonly string[]): SelectQueryBuilder<Tag> {
+    const parameters = Object.fromEntries(names.map((name, i) => [`tagName${i}`, name]));
+    const list = names.map((_, i) => `lower(:tagName${i})`).join(', ');
+    const query = this.manager
+      .getRepository(Tag)
+      .createQueryBuilder('t')
+      .select('t.tag_id', 'tagId')
+      .where(`lower(t.tag_name) in (${list})`, parameters);
+    return whereInScope(query, scope, 't.host_id');
+  }
+
+  async idsNamed(scope: HostScope, names: readonly string[]): Promise<string[]> {
+    return (await this.namedQuery(scope, names).getRawMany<{ tagId: string }>()).map((t) => t.tagId);
+  }
+
+  /**
+   * Which of `ids` name tags in `scope`; those tags cannot be deleted until the transaction ends
+   * (FOR KEY SHARE), so links to them can always be written.
+   */
+  async existingIds(scope: HostScope, ids: readonly string[]): Promise<Set<string>> {
+    const query = this.manager
+      .getRepository(Tag)
+      .createQueryBuilder('t')
+      .select('t.tag_id', 'tagId')
+      .where('t.tag_id = any(:ids)', { ids })
+      .setLock('for_key_share');
+    return new Set((await whereInScope(query, scope, 't.host_id').getRawMany<{ tagId: string }>()).map((t) => t.tagId));
+  }
+}

@@ -1,0 +1,76 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import { uniqueViolation } from './pg-errors.js';
+
+const MANAGERS = new WeakMap<Tx, EntityManager>();
+
+/** An open transaction, opaque to services: they hand it to repositories (`repository.in(tx)`), nothing else. */
+export class Tx {
+  private constructor() {}
+
+  static of(manager: EntityManager): Tx {
+    const tx = new Tx();
+    MANAGERS.set(tx, manager);
+    return tx;
+  }
+}
+
+/** Starts transactions for services; one write of the API is one call of `run`. */
+@Injectable()
+export class UnitOfWork {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.db.transaction((manager) => work(Tx.of(manager)));
+  }
+}
+
+/** A unique index or primary key refused a write: services answer it with 409, never check first. */
+export class DuplicateKeyError extends Error {
+  constructor(readonly constraint: string) {
+    super(`duplicate key (${constraint})`);
+    this.name = 'DuplicateKeyError';
+  }
+}
+
+/** Rethrows a unique violation as `DuplicateKeyError`, anything else unchanged. */
+export function duplicateKeyOf(error: unknown): unknown {
+  const constraint = uniqueViolation(error);
+  return constraint === undefined ? error : new DuplicateKeyError(constraint);
+}
+
+/**
+ * Which hosts' rows a reader may see, as decided by a service's rule (DESIGN 4.3): every host, or global
+ * rows plus those of one host (`host` null: global rows only).
+ */
+export type HostScope = { readonly allHosts: true } | { readonly allHosts: false; readonly host: string | null };
+
+/** Restricts a query to the rows of `scope`; `column` is the alias-qualified host id column. */
+export function whereInScope<T extends ObjectLiteral>(
+  query: SelectQueryBuilder<T>,
+  scope: HostScope,
+  column: string,
+): SelectQueryBuilder<T> {
+  if (scope.allHosts) return query;
+  if (scope.host === null) return query.andWhere(`${column} is null`);
+  return query.andWhere(`(${column} is null or ${column} = :scopeHost)`, { scopeHost: scope.host });
+}
+
+/** What every repository shares: the data source, and the same repository bound to a transaction. */
+export abstract class BaseRepository {
+  protected manager: EntityManager;
+
+  constructor(protected readonly db: DataSource) {
+    this.manager = db.manager;
+  }
+
+  /** This repository inside `tx`: its statements run in that transaction. */
+  in(tx: Tx): this {
+    const bound = Object.create(this) as this;
+    const manager = MANAGERS.get(tx);
+    if (manager === undefined) throw new Error('not an open transaction');
+    bound.manager = manager;
+    return bound;
+  }
+}
