@@ -9,7 +9,7 @@ const LinkColumn = (name: string, length: number): PropertyDecorator =>
  */
 @Entity({ name: 'entity_tag' })
 export class EntityTag {
-  @LinkColumn('entity_type', 16) entityType!: string;
+  @LinkColumn('entity_type', 50) entityType!: string;
   @LinkColumn('entity_id', 22) entityId!: string;
   @LinkColumn('tag_id', 22) tagId!: string;
 }

@@ -2,6 +2,7 @@ import { CreateTag1763700000000 } from './1763700000000-create-tag.js';
 import { CreateEntities1763700001000 } from './1763700001000-create-entities.js';
 import { CreateConfig1763700002000 } from './1763700002000-create-config.js';
 import { CreateRegistry1763700003000 } from './1763700003000-create-registry.js';
+import { WidenEntityType1763700004000 } from './1763700004000-widen-entity-type.js';
 
 /** Every migration, oldest first; add new ones at the end. */
 export const migrations = [
@@ -9,4 +10,5 @@ export const migrations = [
   CreateEntities1763700001000,
   CreateConfig1763700002000,
   CreateRegistry1763700003000,
+  WidenEntityType1763700004000,
 ];

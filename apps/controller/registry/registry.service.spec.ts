@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { DataSource } from 'typeorm';
+import { RuntimeInstanceRepository } from '#database';
+import { loadSettings } from '#platform';
+import { openDatabase } from '../../../test/support/database.js';
+import { JsonRpcError } from '../jsonrpc/jsonrpc.js';
+import { RegistryConnection } from './connection.js';
+import { RegistryService } from './registry.service.js';
+
+let db: DataSource;
+let registry: RegistryService;
+const host = `h-${Math.random().toString(36).slice(2, 8)}`;
+
+beforeAll(async () => {
+  db = await openDatabase();
+  registry = new RegistryService(new RuntimeInstanceRepository(db), loadSettings({ CONTROLLER_HOST_ID: host }));
+  await registry.onModuleInit();
+});
+afterAll(async () => {
+  await registry.releaseAll();
+  await db.destroy();
+});
+
+const statusOf = async (id: string): Promise<string | undefined> =>
+  (await db.query<{ status: string }[]>('select status from runtime_instance where runtime_instance_id = $1', [id]))[0]
+    ?.status;
+
+describe('RegistryService rules over RuntimeInstanceRepository (real database)', () => {
+  it('only the registering connection may deregister: another one gets -32003 and the row stays connected', async () => {
+    const owner = new RegistryConnection(undefined);
+    const { runtimeInstanceId } = await registry.register(owner, { serviceId: 'svc', address: '10.0.0.1', port: 80 });
+    const stranger = new RegistryConnection(undefined);
+    await expect(registry.deregister(stranger, runtimeInstanceId)).rejects.toMatchObject({ code: -32003 });
+    await expect(registry.deregister(stranger, runtimeInstanceId)).rejects.toBeInstanceOf(JsonRpcError);
+    expect(await statusOf(runtimeInstanceId)).toBe('connected');
+    await registry.deregister(owner, runtimeInstanceId);
+    expect(await statusOf(runtimeInstanceId)).toBe('deregistered');
+  });
+
+  it("a stale connection's close does not disconnect a newer registration of the same instance", async () => {
+    const first = new RegistryConnection(undefined);
+    const params = { serviceId: 'svc', address: '10.0.0.2', port: 81 };
+    const { runtimeInstanceId } = await registry.register(first, params);
+    const second = new RegistryConnection(undefined);
+    expect((await registry.register(second, params)).runtimeInstanceId).toBe(runtimeInstanceId);
+    expect(await registry.markDisconnected(first.id, [runtimeInstanceId])).toBe(0);
+    expect(await statusOf(runtimeInstanceId)).toBe('connected');
+    expect(await registry.markDisconnected(second.id, [runtimeInstanceId])).toBe(1);
+    expect(await statusOf(runtimeInstanceId)).toBe('disconnected');
+  });
+});
