@@ -34,3 +34,16 @@ export { Metrics, MetricsController } from './metrics.js';
 export { BEARER_SCHEME, problemResponse, setupOpenApi } from './openapi.js';
 export { ID_PATTERN, newId } from './ids.js';
 export { likePattern, MAX_PAGE_SIZE, PageQueryDto, parseSort, type SortKey } from './paging.js';
+export {
+  CONTROL_CHARS,
+  hasControlChars,
+  HostIdField,
+  IdField,
+  LineField,
+  NameField,
+  NoControlChars,
+  PlainText,
+  TextField,
+  trim,
+  trimToUndefined,
+} from './validators.js';

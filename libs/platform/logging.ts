@@ -46,7 +46,7 @@ export function loggerModule(level: LogLevel, stream?: DestinationStream): Dynam
   };
   return LoggerModule.forRoot({
     pinoHttp: stream ? [options, stream] : options,
-    // nestjs-pino on platform-fastify logs nothing with its default pattern (STACK.md).
+    // nestjs-pino on platform-fastify logs nothing with its default pattern (docs/decisions.md).
     forRoutes: [{ path: '{*splat}', method: RequestMethod.ALL }],
   });
 }

@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
 
@@ -71,5 +72,15 @@ describe('Dockerfile', () => {
     expect(text).toMatch(/^USER node$/m);
     expect(text).toMatch(/^CMD \["node", "dist\/apps\/api\/main\.js"\]$/m);
     expect(text).toContain('npm prune --omit=dev --omit=optional');
+  });
+});
+
+describe('docs/design.md', () => {
+  it('is the design card contract, unchanged (comments cite its sections as DESIGN n)', () => {
+    const card = join('..', 'shared', 'DESIGN.md');
+    const copy = readFileSync('docs/design.md', 'utf8');
+    expect(copy).toContain('# Bindery: design and public contract');
+    // CI and sessions have the card beside the checkout; a bare clone checks only the copy's presence.
+    if (existsSync(card)) expect(copy).toBe(readFileSync(card, 'utf8'));
   });
 });

@@ -1,5 +1,5 @@
 import type { LayerAddress } from '#database';
-import { badRequest, type FieldError } from '#platform';
+import { badRequest, hasControlChars, type FieldError } from '#platform';
 
 /** Longest accepted value of each address part (the column widths of migration CreateConfig). */
 export const ADDRESS_LIMITS = {
@@ -83,9 +83,6 @@ export function layerAddress(input: AddressInput): LayerAddress {
   return toAddress(input);
 }
 
-// eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
-
 /**
  * Checks one address part outside HTTP (the import command): trimmed, blank is absent, no control
  * characters, within its column width.
@@ -93,12 +90,10 @@ const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 export function addressPart(part: AddressPart, raw: string | undefined): string | undefined {
   const value = raw?.trim();
   if (value === undefined || value === '') return undefined;
-  if (CONTROL_CHARS.test(value) || value.length > ADDRESS_LIMITS[part]) {
+  if (hasControlChars(value) || value.length > ADDRESS_LIMITS[part]) {
     throw badRequest(`${part} must be 1..${ADDRESS_LIMITS[part]} characters without control characters`, [
       fieldError(part, `must be 1..${ADDRESS_LIMITS[part]} characters without control characters`),
     ]);
   }
   return value;
 }
-
-export const hasControlChars = (value: string): boolean => CONTROL_CHARS.test(value);

@@ -24,7 +24,7 @@ function textOf(data: RawData): string {
 }
 
 /**
- * `WsAdapter` speaking JSON-RPC 2.0 instead of Nest's `{event, data}` frames (STACK.md): the method
+ * `WsAdapter` speaking JSON-RPC 2.0 instead of Nest's `{event, data}` frames (docs/decisions.md): the method
  * names the `@SubscribeMessage` handler, which receives an `RpcCall` (`@MessageBody('params')` picks the
  * params); its result or its `JsonRpcError`
  * is wrapped in the response envelope. Notifications are never answered. Gateways must rethrow their

@@ -1,7 +1,7 @@
 import { Catch, type ExceptionFilter } from '@nestjs/common';
 
 /**
- * Nest's default WebSocket filter answers nothing useful over plain `ws` (STACK.md): this one hands
+ * Nest's default WebSocket filter answers nothing useful over plain `ws` (docs/decisions.md): this one hands
  * every error back to `JsonRpcWsAdapter`, which owns the JSON-RPC error envelope.
  */
 @Catch()

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, registerDecorator } from 'class-validator';
-import { Scalar } from '#platform';
-import { ADDRESS_LIMITS, FILE_KINDS, hasControlChars, type AddressPart, type FileKind } from '../layer-address.js';
+import { hasControlChars, Scalar } from '#platform';
+import { ADDRESS_LIMITS, FILE_KINDS, type AddressPart, type FileKind } from '../layer-address.js';
 
 /** Stands in for a value with control characters, so the validator below refuses it with its message. */
 const INVALID_TEXT = Object.freeze({ invalid: true });

@@ -1,7 +1,8 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
 import { PROTOCOLS, type Protocol } from '#database';
-import { IsStringMap, NO_CONTROL_CHARS, trim, trimToUndefined } from './validators.js';
+import { NoControlChars, trim, trimToUndefined } from '#platform';
+import { IsStringMap } from './validators.js';
 
 /**
  * `service/register` params (DESIGN 8). No host field: the host is the controller's own, and any
@@ -11,7 +12,7 @@ export class RegisterParams {
   @Transform(trim)
   @IsString()
   @Length(1, 255)
-  @Matches(NO_CONTROL_CHARS, { message: 'serviceId must not contain control characters' })
+  @NoControlChars()
   serviceId!: string;
 
   /** Blank counts as absent, as in the binding rule. */
@@ -19,12 +20,13 @@ export class RegisterParams {
   @Transform(trimToUndefined)
   @IsString()
   @MaxLength(255)
-  @Matches(NO_CONTROL_CHARS, { message: 'envTag must not contain control characters' })
+  @NoControlChars()
   envTag?: string;
 
   @IsOptional()
   @IsString()
   @MaxLength(100)
+  @NoControlChars()
   version?: string;
 
   @IsOptional()
@@ -35,6 +37,7 @@ export class RegisterParams {
   @Transform(trim)
   @IsString()
   @Length(1, 255)
+  @NoControlChars()
   address?: string;
 
   @IsOptional()
