@@ -34,12 +34,12 @@ const DURATION_S = SMOKE ? 3 : 10;
 
 // The product's TypeORM (the one its entities registered with), not a copy of the bench's own.
 const { DataSource } = await import(pathToFileURL(createRequire(join(ROOT, 'package.json')).resolve('typeorm')).href);
-const { dataSourceOptions } = await import(join(DIST, 'libs/database/index.js'));
+const { dataSourceOptions, EntityRepository, EntityTag, Tag, TagRepository } = await import(
+  join(DIST, 'libs/database/index.js')
+);
 const { principalOf } = await import(join(DIST, 'libs/token-binding/index.js'));
-const { entityListQueries, tagsNamedQuery } = await import(join(DIST, 'apps/api/catalog/entity-queries.js'));
+const { scopeOf } = await import(join(DIST, 'apps/api/common/host-access.js'));
 const { ENTITY_TYPES } = await import(join(DIST, 'apps/api/catalog/entity-types.js'));
-const { EntityTag } = await import(join(DIST, 'apps/api/catalog/entity-tag.entity.js'));
-const { Tag } = await import(join(DIST, 'apps/api/tags/tag.entity.js'));
 
 /**
  * Bulk load with generate_series: entity_tag's indexes and foreign key are dropped during the load and
@@ -125,20 +125,21 @@ await runBenchmark(
     const list = pairs();
 
     // The product's own query builders produce the SQL; pg runs it (TypeORM only builds the text).
-    const source = new DataSource(
-      dataSourceOptions({ url: db.url, entities: [Tag, EntityTag, ...ENTITY_TYPES.map((t) => t.entity)], poolSize: 1 }),
-    );
+    const source = new DataSource(dataSourceOptions({ url: db.url, poolSize: 1 }));
     await source.initialize();
+    const scope = scopeOf(principal);
+    const tagsNamed = (names) => new TagRepository(source).namedQuery(scope, names);
     const def = ENTITY_TYPES.find((t) => t.entityType === 'schema');
     const sort = [{ key: def.sortFields[0], descending: false }];
     const statements = (tagIds) =>
-      entityListQueries(source.manager, def, principal, {
+      new EntityRepository(source).listQueries(def, {
+        scope,
         offset: 0,
         limit: 20,
         sort,
         tags: { tagIds, match: 'any' },
       });
-    // The service's last statement (tag ids of the page's entities), as EntitiesService.tagIdsOf builds it.
+    // The service's last statement (tag ids of the page's entities), as EntityLinkRepository.tagIdsOf builds it.
     const linksOf = (ids) =>
       source
         .getRepository(EntityTag)
@@ -147,14 +148,14 @@ await runBenchmark(
         .addSelect('et.tag_id', 'tagId')
         .innerJoin(Tag, 't', 't.tag_id = et.tag_id')
         .where('et.entity_type = :entityType and et.entity_id = any(:ids)', { entityType: def.entityType, ids })
-        .andWhere('(t.host_id is null or t.host_id = :visibleHost)', { visibleHost: principal.host })
+        .andWhere('(t.host_id is null or t.host_id = :scopeHost)', { scopeHost: principal.host })
         .getQueryAndParameters();
     const pool = new pg.Pool({ connectionString: db.url, max: 10 });
     const idColumn = 'e_schema_id';
 
     /** One list request's statements, in the service's order: names, then page + count together, then links. */
     async function direct([a, b]) {
-      const [namesSql, namesParams] = tagsNamedQuery(source.manager, principal, [a, b]).getQueryAndParameters();
+      const [namesSql, namesParams] = tagsNamed([a, b]).getQueryAndParameters();
       const found = (await pool.query(namesSql, namesParams)).rows.map((r) => r.tagId);
       if (found.length === 0) return 0;
       const { page, count } = statements(found);
@@ -215,12 +216,12 @@ await runBenchmark(
     if (probe.schemas.length !== probeIds) throw new Error('the api and the direct SQL disagree on the page');
 
     // The plans of the page and count statements for the probe pair.
-    const [namesSql, namesParams] = tagsNamedQuery(source.manager, principal, list[0]).getQueryAndParameters();
+    const [namesSql, namesParams] = tagsNamed(list[0]).getQueryAndParameters();
     const ids = (await pool.query(namesSql, namesParams)).rows.map((r) => r.tagId);
     const { page, count } = statements(ids);
     let planText = '';
     for (const [label, query] of [
-      ['names', tagsNamedQuery(source.manager, principal, list[0])],
+      ['names', tagsNamed(list[0])],
       ['page', page],
       ['count', count],
     ]) {
