@@ -13,7 +13,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { ApiResponse } from '@nestjs/swagger';
-import { PlainTextException, SETTINGS, type Settings } from '#platform';
+import { badRequest, PlainTextException, SETTINGS, type Settings } from '#platform';
 import {
   BINDING_MESSAGES,
   BindingEnforcer,
@@ -29,19 +29,17 @@ export const BINDING_LOG_CONTEXT = 'TokenBinding';
 export const UNENFORCED_BINDING_WARNING =
   'ENFORCE_SID_HOST_MATCH=false: token binding enforcement disabled; sid/host/env mismatches are logged and allowed';
 
+const BINDING_QUERY = ['host', 'serviceId', 'envTag'] as const;
+
 /**
- * The value of one binding query parameter as the rule sees it. A parameter given more than once names
- * several contexts; a value that differs from the token's claim is chosen when there is one, so the
- * request is rejected unless every reading of it is allowed (a repeated identical value then fails
- * validation with 400).
+ * A binding query parameter given more than once names several contexts: 400, decided here, before the
+ * binding and before any database access (DESIGN 3).
  */
-function queryValue(raw: unknown, claim: unknown): string | undefined {
-  if (typeof raw === 'string') return raw;
-  if (!Array.isArray(raw)) return undefined;
-  const values = raw.filter((v): v is string => typeof v === 'string');
-  const token = typeof claim === 'string' ? claim.trim() : undefined;
-  const differing = values.filter((v) => v.trim() !== token);
-  return differing.find((v) => v.trim() !== '') ?? differing[0] ?? values[0];
+function singleQueryValue(query: Readonly<Record<string, unknown>>, name: string): string | undefined {
+  const raw = query[name];
+  if (Array.isArray(raw))
+    throw badRequest(`${name} must not be repeated`, [{ field: name, message: `${name} must not be repeated` }]);
+  return typeof raw === 'string' ? raw : undefined;
 }
 
 const BINDING_RULE = Symbol('bindingRule');
@@ -99,7 +97,7 @@ export class TokenBindingGuard implements CanActivate {
     // No principal means the guard runs without a token guard: decideBinding fails closed on it.
     const claims = principalOfContext(context)?.claims;
     const ws = context.getType() === 'ws';
-    const target = ws ? this.rpcTarget(kind, context) : this.httpTarget(kind, context, claims);
+    const target = ws ? this.rpcTarget(kind, context) : this.httpTarget(kind, context);
     // A compared param that is not a non-blank string cannot match anything; validation answers it (-32602).
     if (target === undefined) return true;
     const decision = this.enforcer.check(target.endpoint, claims, target.request);
@@ -108,20 +106,13 @@ export class TokenBindingGuard implements CanActivate {
     throw new PlainTextException(HttpStatus.FORBIDDEN, decision.message);
   }
 
-  private httpTarget(kind: BindingKind, context: ExecutionContext, claims: Claims | undefined): Target {
+  private httpTarget(kind: BindingKind, context: ExecutionContext): Target {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const endpoint = request.routeOptions.url ?? request.url.split('?')[0] ?? '';
     if (kind !== 'config') throw new Error(`binding rule ${kind} has no HTTP form`);
     const query = (request.query ?? {}) as Readonly<Record<string, unknown>>;
-    return {
-      endpoint,
-      request: {
-        kind,
-        host: queryValue(query.host, claims?.host),
-        serviceId: queryValue(query.serviceId, claims?.sid),
-        envTag: queryValue(query.envTag, claims?.env),
-      },
-    };
+    const [host, serviceId, envTag] = BINDING_QUERY.map((name) => singleQueryValue(query, name));
+    return { endpoint, request: { kind, host, serviceId, envTag } };
   }
 
   private rpcTarget(kind: BindingKind, context: ExecutionContext): Target | undefined {
@@ -136,8 +127,6 @@ export class TokenBindingGuard implements CanActivate {
     return { endpoint: call.method, request: { kind, controllerHostId, serviceId, envTag } };
   }
 }
-
-type Claims = Readonly<Record<string, unknown>>;
 
 interface Target {
   readonly endpoint: string;

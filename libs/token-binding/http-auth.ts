@@ -20,7 +20,7 @@ import { ApiBearerAuth, ApiResponse } from '@nestjs/swagger';
 import { BEARER_SCHEME, ProblemException, problemResponse } from '#platform';
 import { hasScope, type Principal } from './claims.js';
 import { KeySourceUnavailableError } from './keys.js';
-import { bearerToken, TokenVerifier } from './token-verifier.js';
+import { bearerCredential, bearerToken, TokenVerifier } from './token-verifier.js';
 
 const REQUIRED_SCOPE = Symbol('requiredScope');
 
@@ -97,8 +97,9 @@ export class BearerAuthGuard extends AuthGuard() implements CanActivate {
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const token = bearerToken(request.headers.authorization);
-    if (token === undefined) throw unauthorized(false);
+    const credential = bearerCredential(request.headers.authorization);
+    if (credential.kind !== 'token') throw unauthorized(credential.kind === 'malformed');
+    const token = credential.token;
     const known = this.verifier.remembered(token);
     if (known !== undefined) request.user = known;
     else await super.canActivate(context);

@@ -27,8 +27,10 @@ export {
 } from './keys.js';
 export { TokenBindingModule } from './token-binding.module.js';
 export {
+  bearerCredential,
   bearerToken,
   InvalidTokenError,
+  type BearerCredential,
   keyStoreFor,
   TokenVerifier,
   tokenVerifierFor,

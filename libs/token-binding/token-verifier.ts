@@ -103,9 +103,27 @@ export async function tokenVerifierFor(settings: Settings): Promise<TokenVerifie
   return new TokenVerifier(await keyStoreFor(settings), settings.jwt);
 }
 
-/** `Authorization: Bearer <token>` only; undefined when absent or of another scheme. */
+/** `Authorization: Bearer <token>` only; undefined when absent, malformed or of another scheme. */
 export function bearerToken(header: string | string[] | undefined): string | undefined {
-  if (typeof header !== 'string') return undefined;
-  const match = /^Bearer +([^\s]+) *$/i.exec(header);
-  return match?.[1];
+  const credential = bearerCredential(header);
+  return credential.kind === 'token' ? credential.token : undefined;
+}
+
+/**
+ * What an `Authorization` header offers (RFC 6750 2.1, 3.1): no Bearer credential (absent, empty, another
+ * scheme such as Basic, or `Bearer` with nothing after it), a malformed one (`Bearer a b`), or one token68.
+ */
+export type BearerCredential =
+  { readonly kind: 'none' } | { readonly kind: 'malformed' } | { readonly kind: 'token'; readonly token: string };
+
+const BEARER = /^Bearer(?:[ \t]+(.*))?$/i;
+const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+export function bearerCredential(header: string | string[] | undefined): BearerCredential {
+  if (typeof header !== 'string') return { kind: 'none' };
+  const match = BEARER.exec(header.trim());
+  if (match === null) return { kind: 'none' };
+  const rest = (match[1] ?? '').trim();
+  if (rest === '') return { kind: 'none' };
+  return TOKEN68.test(rest) ? { kind: 'token', token: rest } : { kind: 'malformed' };
 }

@@ -134,12 +134,31 @@ describe('a bad token is 401 invalid_token, and no SQL runs', () => {
   });
 });
 
+describe('a malformed Bearer credential is 401 invalid_token (RFC 6750 3.1), and no SQL runs', () => {
+  it.each([
+    ['two words', 'Bearer a b'],
+    ['a token and a trailing word', 'Bearer abc.def.ghi extra'],
+    ['a character outside token68', 'Bearer abc{def}'],
+    ['a comma list', 'Bearer a,b'],
+  ])('%s', async (_, authorization) => {
+    const { result, queries } = await sqlDuring(() =>
+      api.app.inject({ method: 'GET', url: '/tags', headers: { authorization } }),
+    );
+    expect(result.statusCode).toBe(401);
+    expect(result.headers['www-authenticate']).toBe('Bearer realm="bindery", error="invalid_token"');
+    expect(result.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(queries).toBe(0);
+  });
+});
+
 describe('a missing token is 401 without error, and no SQL runs', () => {
   it.each([
     ['no Authorization header', {}],
     ['token only in the query string', { query: true }],
     ['another scheme', { authorization: 'Basic YWxpY2U6cHc=' }],
     ['Bearer without a token', { authorization: 'Bearer ' }],
+    ['an empty header', { authorization: '' }],
+    ['Bearer alone', { authorization: 'Bearer' }],
   ])('%s', async (_, how) => {
     const good = await token(claims);
     const url = 'query' in how ? `/tags?access_token=${good}` : '/tags';

@@ -196,12 +196,23 @@ describe('config server reads', () => {
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     });
 
+    it.each(['configs', 'certs', 'files'] as const)(
+      '%s answers are private to the token: Cache-Control private, no-cache and Vary Authorization, Accept',
+      async (endpoint) => {
+        const jwt = await signed({ scope: 'portal.r', host, sid: 'typed' });
+        const { res } = await get(endpoint, query, {}, jwt);
+        expect(res.statusCode).toBe(200);
+        expect(res.headers['cache-control']).toBe('private, no-cache');
+        expect(res.headers.vary).toBe('Authorization, Accept');
+      },
+    );
+
     it('answers YAML (a values.yml) with Accept: application/yaml', async () => {
       const jwt = await signed({ scope: 'portal.r', host, sid: 'typed' });
       const { res } = await get('configs', query, { accept: 'application/yaml' }, jwt);
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toBe('application/yaml; charset=utf-8');
-      expect(res.headers.vary).toBe('Accept');
+      expect(res.headers.vary).toBe('Authorization, Accept');
       expect(parseYaml(res.body)).toEqual(values);
       expect(res.body).toContain('a.int: 8443\n');
       expect(res.body).toContain('a.bool: false\n');

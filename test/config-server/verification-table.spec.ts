@@ -255,16 +255,26 @@ const CASES: readonly Case[] = [
     expect: { binding: 'host' },
   },
 
-  // Repeated and malformed parameters: 400 once the binding allows the request, 403 when it does not.
+  // A repeated binding parameter is 400 before the binding is decided (DESIGN 3); others after it.
   { name: 'host repeated', query: { ...FULL, host: [HOST, HOST] }, expect: { badRequest: 'host' } },
   { name: 'serviceId repeated', query: { ...FULL, serviceId: [SID, SID] }, expect: { badRequest: 'serviceId' } },
   { name: 'envTag repeated', query: { ...FULL, envTag: [ENV, ENV] }, expect: { badRequest: 'envTag' } },
   {
     name: 'serviceId repeated with another service',
     query: { ...FULL, serviceId: [SID, unique('vt-svc')] },
-    expect: { binding: 'sid' },
+    expect: { badRequest: 'serviceId' },
   },
-  { name: 'host repeated with another host', query: { ...FULL, host: ['other', HOST] }, expect: { binding: 'host' } },
+  {
+    name: 'host repeated with another host',
+    query: { ...FULL, host: ['other', HOST] },
+    expect: { badRequest: 'host' },
+  },
+  {
+    name: 'envTag repeated, the token bound elsewhere: still 400, the repetition is decided first',
+    claims: claims({ sid: 'another-service' }),
+    query: { ...FULL, envTag: [ENV, 'other'] },
+    expect: { badRequest: 'envTag' },
+  },
   {
     name: 'productId repeated',
     query: { ...PRODUCT_LEVEL, productId: [PRODUCT, PRODUCT] },

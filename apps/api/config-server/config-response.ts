@@ -54,11 +54,10 @@ export function sendConfig(
   body: string,
   contentType: string,
   ifNoneMatch: string | undefined,
-  varyOnAccept: boolean,
 ): void {
   const etag = etagOf(body);
-  void reply.header('etag', etag).header('cache-control', 'private, no-cache');
-  if (varyOnAccept) void reply.header('vary', 'Accept');
+  // The answer depends on the caller's token (and on Accept): shared caches must not serve it to another.
+  void reply.header('etag', etag).header('cache-control', 'private, no-cache').header('vary', 'Authorization, Accept');
   if (noneMatchHits(ifNoneMatch, etag)) {
     void reply.status(304).send();
     return;

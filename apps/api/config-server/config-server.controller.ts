@@ -59,7 +59,7 @@ export class ConfigServerController {
     const properties = await this.config.properties(configRequest(query));
     const yaml = wantsYaml(accept);
     const body = yaml ? renderYaml(properties) : JSON.stringify(properties);
-    sendConfig(reply, body, yaml ? YAML_TYPE : JSON_TYPE, ifNoneMatch, true);
+    sendConfig(reply, body, yaml ? YAML_TYPE : JSON_TYPE, ifNoneMatch);
   }
 
   @Get('certs')
@@ -97,6 +97,6 @@ export class ConfigServerController {
     reply: FastifyReply,
   ): Promise<void> {
     const files = await this.config.files(configRequest(query), kind);
-    sendConfig(reply, JSON.stringify(files), JSON_TYPE, ifNoneMatch, false);
+    sendConfig(reply, JSON.stringify(files), JSON_TYPE, ifNoneMatch);
   }
 }
