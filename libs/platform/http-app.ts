@@ -1,11 +1,13 @@
 import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
+import { useJsonBodiesOnly } from './json-body.js';
 import { requestId } from './logging.js';
 import { Metrics } from './metrics.js';
 import { setupOpenApi } from './openapi.js';
-import { ProblemFilter } from './problem.js';
+import { ProblemFilter, sendError } from './problem.js';
 import { validationPipe } from './validation.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -26,8 +28,12 @@ export async function createHttpApp(
     // Keep-alive sockets that sit idle are closed on shutdown; in-flight requests finish.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    // Errors Fastify raises before routing (bad percent-encoding, bad content type) are problem+json too.
+    frameworkErrors: (error: Error, _request: FastifyRequest, reply: FastifyReply) => sendError(reply, error),
   });
-  const app = await NestFactory.create<NestFastifyApplication>(root, adapter, { bufferLogs: true });
+  // Nest's parsers (JSON, form, text) are replaced by the one JSON parser with a depth limit.
+  const app = await NestFactory.create<NestFastifyApplication>(root, adapter, { bufferLogs: true, bodyParser: false });
+  useJsonBodiesOnly(app.getHttpAdapter().getInstance(), BODY_LIMIT_BYTES);
   app.useLogger(app.get(Logger));
   // Nest routes Fastify's own errors (bad JSON, body too large) through this filter too.
   app.useGlobalFilters(new ProblemFilter());

@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sqlDuring, startApi, unique, type TestApi } from '../support/api.js';
+import { callers } from '../support/tokens.js';
+
+// DESIGN 3: refusals of the transport and the body format come first, as problem+json, before any SQL.
+let api: TestApi;
+let admin: string;
+
+beforeAll(async () => {
+  api = await startApi();
+  admin = await callers.admin();
+});
+afterAll(() => api.close());
+
+const nested = (depth: number, open: string, close: string, leaf = '1'): string =>
+  `${open.repeat(depth)}${leaf}${close.repeat(depth)}`;
+
+describe('JSON nested deeper than 32 levels is 400 before validation', () => {
+  it.each([
+    ['arrays on POST /tags', 'POST', '/tags', `{"tagName":"x","tagDesc":${nested(5000, '[', ']')}}`],
+    ['objects on POST /tags', 'POST', '/tags', `{"tagName":"x","tagDesc":${nested(5000, '{"a":', '}')}}`],
+    ['arrays on POST /schemas', 'POST', '/schemas', nested(40, '[', ']')],
+    ['33 levels on PUT /tags/x', 'PUT', '/tags/x', `{"a":${nested(32, '{"a":', '}')}}`],
+  ] as const)('%s', async (_, method, url, payload) => {
+    const { result, queries } = await sqlDuring(() =>
+      api.app.inject({
+        method,
+        url,
+        payload,
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      }),
+    );
+    expect(result.statusCode).toBe(400);
+    expect(result.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(result.json<{ detail: string }>().detail).toMatch(/nested/);
+    expect(queries).toBe(0);
+  });
+
+  it('32 levels are still parsed (and then validated)', async () => {
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/tags',
+      payload: `{"tagName":"${unique('deep')}","tagDesc":${nested(31, '[', ']')}}`,
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+    });
+    expect(res.statusCode).toBe(400);
+    expect([...new Set(res.json<{ errors: { field: string }[] }>().errors.map((e) => e.field))]).toEqual(['tagDesc']);
+  });
+});
+
+describe('a body that is not JSON on a JSON route is 415', () => {
+  it.each([
+    ['form encoding (curl -d)', 'application/x-www-form-urlencoded', 'tagName=x'],
+    ['plain text', 'text/plain', '{"tagName":"x"}'],
+  ])('%s', async (_, type, payload) => {
+    const { result, queries } = await sqlDuring(() =>
+      api.app.inject({
+        method: 'POST',
+        url: '/tags',
+        payload,
+        headers: { authorization: `Bearer ${admin}`, 'content-type': type },
+      }),
+    );
+    expect(result.statusCode).toBe(415);
+    expect(result.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(queries).toBe(0);
+  });
+});
+
+describe('HEAD answers like GET without a body', () => {
+  it.each(['/health/live', '/health/ready', '/tags'])('%s', async (url) => {
+    const headers = { authorization: `Bearer ${admin}` };
+    const get = await api.app.inject({ method: 'GET', url, headers });
+    const head = await api.app.inject({ method: 'HEAD', url, headers });
+    expect(head.statusCode).toBe(get.statusCode);
+    expect(head.body).toBe('');
+    expect(head.headers['content-type']).toBe(get.headers['content-type']);
+  });
+});
+
+describe('errors produced before a route runs are problem+json', () => {
+  it.each([
+    ['an unknown path', 'GET', '/nope', 404],
+    ['bad percent-encoding', 'GET', '/tags/%E0%A4%A', 400],
+  ] as const)('%s', async (_, method, url, status) => {
+    const res = await api.app.inject({ method, url, headers: { authorization: `Bearer ${admin}` } });
+    expect(res.statusCode).toBe(status);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json()).toMatchObject({ status });
+  });
+});
