@@ -3,12 +3,21 @@ import { Transform } from 'class-transformer';
 import { registerDecorator } from 'class-validator';
 import { badRequest, type FieldError } from './problem.js';
 
-/** Every failing field of a class-validator result, nested paths joined with dots. */
+/**
+ * Every failing field of a class-validator result, nested paths joined with dots. A missing required field
+ * and a repeated parameter get one message each, not every rule the absent or doubled value breaks.
+ * Needs `validationError.value` (the value is only tested for absence, never rendered).
+ */
 export function flattenValidationErrors(errors: readonly ValidationError[], prefix = ''): FieldError[] {
   return errors.flatMap((error) => {
     const field = prefix === '' ? error.property : `${prefix}.${error.property}`;
-    const own = Object.values(error.constraints ?? {}).map((message) => ({ field, message }));
-    return [...own, ...flattenValidationErrors(error.children ?? [], field)];
+    const constraints = error.constraints ?? {};
+    const children = flattenValidationErrors(error.children ?? [], field);
+    if (constraints.scalar !== undefined) return [{ field, message: constraints.scalar }];
+    if (error.value === undefined && Object.keys(constraints).length > 0) {
+      return [{ field, message: `${field} is required` }];
+    }
+    return [...Object.values(constraints).map((message) => ({ field, message })), ...children];
   });
 }
 
@@ -19,7 +28,7 @@ export function validationPipe(): ValidationPipe {
     forbidNonWhitelisted: true,
     transform: true,
     transformOptions: { enableImplicitConversion: false },
-    validationError: { target: false, value: false },
+    validationError: { target: false, value: true },
     exceptionFactory: (errors) => {
       const fieldErrors = flattenValidationErrors(errors);
       return badRequest(fieldErrors.map((e) => e.message).join('; '), fieldErrors);

@@ -89,3 +89,28 @@ describe('errors produced before a route runs are problem+json', () => {
     expect(res.json()).toMatchObject({ status });
   });
 });
+
+describe('one message per missing or repeated field', () => {
+  it('a missing required field is named once', async () => {
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/tags',
+      payload: { tagDesc: 'no name' },
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json<{ errors: unknown[] }>().errors).toEqual([{ field: 'tagName', message: 'tagName is required' }]);
+  });
+
+  it('a repeated parameter says "must not be repeated" and nothing else', async () => {
+    const res = await api.app.inject({
+      method: 'GET',
+      url: '/tags?limit=1&limit=2',
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json<{ errors: unknown[] }>().errors).toEqual([
+      { field: 'limit', message: 'limit must not be repeated' },
+    ]);
+  });
+});

@@ -22,7 +22,7 @@ export function jsonRpcValidationPipe(): ValidationPipe {
     forbidNonWhitelisted: false,
     transform: true,
     transformOptions: { enableImplicitConversion: false },
-    validationError: { target: false, value: false },
+    validationError: { target: false, value: true },
     exceptionFactory: (errors) => invalidParams(flattenValidationErrors(errors)),
   });
 }
