@@ -1,13 +1,15 @@
 import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
 import { useJsonBodiesOnly } from './json-body.js';
 import { requestId } from './logging.js';
 import { Metrics } from './metrics.js';
 import { setupOpenApi } from './openapi.js';
-import { ProblemFilter, sendError } from './problem.js';
+import { PROBLEM_CONTENT_TYPE, problemBody, ProblemException, ProblemFilter, sendError, titleFor } from './problem.js';
 import { validationPipe } from './validation.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -30,6 +32,8 @@ export async function createHttpApp(
     return503OnClosing: true,
     // Errors Fastify raises before routing (bad percent-encoding, bad content type) are problem+json too.
     frameworkErrors: (error: Error, _request: FastifyRequest, reply: FastifyReply) => sendError(reply, error),
+    // Node's HTTP parser refuses some requests before Fastify sees them (headers or URI too large).
+    clientErrorHandler: answerClientError,
   });
   // Nest's parsers (JSON, form, text) are replaced by the one JSON parser with a depth limit.
   const app = await NestFactory.create<NestFastifyApplication>(root, adapter, { bufferLogs: true, bodyParser: false });
@@ -45,6 +49,18 @@ export async function createHttpApp(
     .addHook('onRequest', (request, reply, done) => {
       // Echo the request id so a caller can quote it when reporting a problem.
       void reply.header('x-request-id', request.id);
+      // No route for this method: 405 with Allow when the path has routes for other methods (else 404).
+      if (request.routeOptions.url === undefined) {
+        const allowed = allowedMethods(app.getHttpAdapter().getInstance(), request.url);
+        if (allowed.length > 0) {
+          void reply.header('allow', allowed.join(', '));
+          sendError(
+            reply,
+            new ProblemException(405, `${request.method} is not allowed here; use ${allowed.join(', ')}`),
+          );
+          return;
+        }
+      }
       done();
     })
     .addHook('onResponse', (request, reply, done) => {
@@ -59,4 +75,26 @@ export async function createHttpApp(
     });
   if (options.openApi !== undefined) setupOpenApi(app, options.openApi.title, options.openApi.description);
   return app;
+}
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/** The methods that have a route for this concrete URL. */
+function allowedMethods(instance: FastifyInstance, url: string): string[] {
+  const path = url.split('?')[0] ?? url;
+  return METHODS.filter((method) => instance.findRoute({ method, url: path }) !== null);
+}
+
+/** Answers a request Node's parser refused, as problem+json, then closes the connection. */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const body = problemBody(status, titleFor(status));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }

@@ -90,7 +90,12 @@ interface Rendered {
   readonly headers: Readonly<Record<string, string>>;
 }
 
-function problemBody(status: number, detail: string, errors?: readonly FieldError[], type = 'about:blank'): string {
+export function problemBody(
+  status: number,
+  detail: string,
+  errors?: readonly FieldError[],
+  type = 'about:blank',
+): string {
   const problem: Problem = { type, title: titleFor(status), status, detail, ...(errors ? { errors } : {}) };
   return JSON.stringify(problem);
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { sqlDuring, startApi, unique, type TestApi } from '../support/api.js';
+import { connect } from 'node:net';
+import { listenApi, sqlDuring, startApi, unique, type ListeningApi, type TestApi } from '../support/api.js';
 import { callers } from '../support/tokens.js';
 
 // DESIGN 3: refusals of the transport and the body format come first, as problem+json, before any SQL.
@@ -87,6 +88,52 @@ describe('errors produced before a route runs are problem+json', () => {
     expect(res.statusCode).toBe(status);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.json()).toMatchObject({ status });
+  });
+});
+
+describe('an unknown method on a known path is 405 with Allow', () => {
+  it.each([
+    ['PATCH', '/tags', 'GET, HEAD, POST'],
+    ['POST', '/tags/abc', 'GET, HEAD, PUT, DELETE'],
+  ] as const)('%s %s', async (method, url, allow) => {
+    const { result, queries } = await sqlDuring(() =>
+      api.app.inject({ method, url, headers: { authorization: `Bearer ${admin}` } }),
+    );
+    expect(result.statusCode).toBe(405);
+    expect(result.headers.allow).toBe(allow);
+    expect(result.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(queries).toBe(0);
+  });
+});
+
+describe('requests Node refuses before Fastify are problem+json', () => {
+  let listening: ListeningApi;
+  beforeAll(async () => {
+    listening = await listenApi();
+  });
+  afterAll(() => listening.close());
+
+  /** Sends raw request text and reads the whole answer. */
+  function raw(text: string): Promise<string> {
+    const { hostname, port } = new URL(listening.url);
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.write(text));
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
+      socket.on('end', () => resolve(answer));
+      socket.on('error', reject);
+    });
+  }
+
+  it.each([
+    ['header fields too large', `GET /tags HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+    ['a URI too long for the parser', `GET /tags?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431],
+    ['a malformed request line', 'GARBAGE\r\n\r\n', 400],
+  ])('%s', async (_, text, status) => {
+    const answer = await raw(text);
+    expect(answer.startsWith(`HTTP/1.1 ${status} `)).toBe(true);
+    expect(answer).toContain('Content-Type: application/problem+json');
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ status });
   });
 });
 
