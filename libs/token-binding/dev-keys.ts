@@ -1,6 +1,6 @@
 import { SignJWT, type JWTPayload } from 'jose';
-import { generateKeyPairSync, createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { generateKeyPairSync, createPrivateKey, randomBytes, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export const DEV_KEY_ALG = 'ES256';
@@ -33,12 +33,17 @@ export async function ensureDevKey(dataDir: string): Promise<DevKey> {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const jwk = { ...privateKey.export({ format: 'jwk' }), kid: `dev-${Date.now().toString(36)}` };
   await mkdir(join(dataDir, 'dev-keys'), { recursive: true, mode: 0o700 });
+  // Written whole to a private temporary file, then linked into place: a reader never sees half a key, and
+  // when two processes start together the first link wins and the other reads that key.
+  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(temporary, JSON.stringify(jwk), { mode: 0o600 });
   try {
-    // `wx`: when two processes start together, the first writer wins and the other reads its key.
-    await writeFile(file, JSON.stringify(jwk), { flag: 'wx', mode: 0o600 });
+    await link(temporary, file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     return fromJwk(JSON.parse(await readFile(file, 'utf8')) as JsonWebKey & { kid: string });
+  } finally {
+    await unlink(temporary);
   }
   return fromJwk(jwk);
 }

@@ -125,6 +125,17 @@ describe('requests Node refuses before Fastify are problem+json', () => {
     });
   }
 
+  it.each(['/health/live', '/health/ready', '/docs/openapi.json'])(
+    'HEAD %s over a real socket parses cleanly, without a body',
+    async (path) => {
+      const answer = await raw(`HEAD ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      expect(answer.startsWith('HTTP/1.1 200 ')).toBe(true);
+      expect(answer.slice(answer.indexOf('\r\n\r\n') + 4)).toBe('');
+      const res = await fetch(`${listening.url}${path}`, { method: 'HEAD' });
+      expect(res.status).toBe(200);
+    },
+  );
+
   it.each([
     ['header fields too large', `GET /tags HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
     ['a URI too long for the parser', `GET /tags?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431],
