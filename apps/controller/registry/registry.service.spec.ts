@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
-import { RuntimeInstanceRepository } from '#database';
+import { randomUUID } from 'node:crypto';
+import { LEASE_KEY, RuntimeInstanceRepository } from '#database';
 import { loadSettings } from '#platform';
 import { openDatabase } from '../../../test/support/database.js';
 import { JsonRpcError } from '../jsonrpc/jsonrpc.js';
@@ -47,5 +48,51 @@ describe('RegistryService rules over RuntimeInstanceRepository (real database)',
     expect(await statusOf(runtimeInstanceId)).toBe('connected');
     expect(await registry.markDisconnected(second.id, [runtimeInstanceId])).toBe(1);
     expect(await statusOf(runtimeInstanceId)).toBe('disconnected');
+  });
+});
+
+describe('the controller lease', () => {
+  /** Holds the lease lock of `controllerId` from another session, as a colliding live controller would. */
+  async function holdLock(controllerId: string): Promise<() => Promise<void>> {
+    const runner = db.createQueryRunner();
+    await runner.connect();
+    await runner.query('select pg_advisory_lock($1, hashtext($2))', [LEASE_KEY, controllerId]);
+    return async () => {
+      await runner.query('select pg_advisory_unlock($1, hashtext($2))', [LEASE_KEY, controllerId]);
+      await runner.release();
+    };
+  }
+
+  it('taking a lock held elsewhere is reported, not ignored', async () => {
+    const repository = new RuntimeInstanceRepository(db);
+    const id = randomUUID();
+    const release = await holdLock(id);
+    try {
+      expect(await repository.acquireLease(id)).toBeNull();
+    } finally {
+      await release();
+    }
+    const lease = await repository.acquireLease(id);
+    expect(lease).not.toBeNull();
+    await lease?.release();
+  });
+
+  it('a service whose id collides starts with another id and holds its lease', async () => {
+    const service = new RegistryService(new RuntimeInstanceRepository(db), loadSettings({ CONTROLLER_HOST_ID: host }));
+    const first = service.controllerId;
+    const release = await holdLock(first);
+    try {
+      await service.onModuleInit();
+      expect(service.controllerId).not.toBe(first);
+      const [held] = await db.query<{ n: number }[]>(
+        `select count(*)::int as n from pg_locks where locktype = 'advisory' and granted and classid = $1
+           and objid = hashtext($2)::oid`,
+        [LEASE_KEY, service.controllerId],
+      );
+      expect(held?.n).toBe(1);
+    } finally {
+      await service.releaseAll();
+      await release();
+    }
   });
 });

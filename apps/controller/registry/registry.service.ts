@@ -25,7 +25,7 @@ const PG_UNDEFINED_TABLE = '42P01';
 @Injectable()
 export class RegistryService implements OnModuleInit {
   /** This controller process; rows it holds carry it, and its advisory lock says it is alive. */
-  readonly controllerId = randomUUID();
+  private id = randomUUID();
   private readonly logger = new Logger('Registry');
   private lease: Lease | undefined;
 
@@ -34,13 +34,22 @@ export class RegistryService implements OnModuleInit {
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
+  get controllerId(): string {
+    return this.id;
+  }
+
   get hostId(): string {
     return this.settings.controllerHostId;
   }
 
   async onModuleInit(): Promise<void> {
     // The lock lives as long as its session: it tells other controllers of this host that we are alive.
-    this.lease = await this.instances.acquireLease(this.controllerId);
+    // Taken or not is checked: a lock held elsewhere (a hash collision) means a fresh id, never no lease.
+    for (let attempt = 0; this.lease === undefined; attempt++) {
+      if (attempt === 5) throw new Error('could not take a controller lease: every id tried was locked');
+      if (attempt > 0) this.id = randomUUID();
+      this.lease = (await this.instances.acquireLease(this.controllerId)) ?? undefined;
+    }
     const swept = await this.instances.sweepOrphans(this.hostId, this.controllerId).catch((error: unknown) => {
       // The controller never migrates: say what to do instead of printing PostgreSQL's "relation does not exist".
       if ((error as { driverError?: { code?: string } }).driverError?.code === PG_UNDEFINED_TABLE) {

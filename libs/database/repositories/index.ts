@@ -1,5 +1,6 @@
 export { ConfigLayerRepository, type WriteMode } from './config-layer.repository.js';
 export {
+  LEASE_KEY,
   REGISTER_INSTANCE,
   RuntimeInstanceRepository,
   type InstanceFilter,

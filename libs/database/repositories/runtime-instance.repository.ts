@@ -19,7 +19,7 @@ export const REGISTER_INSTANCE = `
   returning ri.runtime_instance_id`;
 
 // Advisory-lock namespace of live controller processes; the second key is hashtext(controller id).
-const LEASE_KEY = 7_243_002;
+export const LEASE_KEY = 7_243_002;
 
 // Only rows still held by that connection: a newer registration of the same instance stays connected.
 const DISCONNECT = `
@@ -131,12 +131,22 @@ export class RuntimeInstanceRepository extends BaseRepository {
     return (await this.execute(SWEEP_ORPHANS, [hostId, controllerId, LEASE_KEY])).affected;
   }
 
-  /** Takes the liveness lock of `controllerId` on a session of its own, kept until `release`. */
-  async acquireLease(controllerId: string): Promise<Lease> {
+  /**
+   * Takes the liveness lock of `controllerId` on a session of its own, kept until `release`; null when
+   * another session holds that lock (a hash collision with a live controller): the caller picks another id.
+   */
+  async acquireLease(controllerId: string): Promise<Lease | null> {
     const runner = this.db.createQueryRunner();
     await runner.connect();
-    // A try-lock: a hash collision with a live controller must not block start-up (it only shields our rows).
-    await runner.query('select pg_try_advisory_lock($1, hashtext($2))', [LEASE_KEY, controllerId]);
+    // A try-lock: waiting on a colliding live controller would block start-up for its whole life.
+    const rows = (await runner.query('select pg_try_advisory_lock($1, hashtext($2)) as taken', [
+      LEASE_KEY,
+      controllerId,
+    ])) as { taken: boolean }[];
+    if (rows[0]?.taken !== true) {
+      await runner.release();
+      return null;
+    }
     return {
       async release(): Promise<void> {
         try {
