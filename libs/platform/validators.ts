@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { IsOptional, IsString, Length, Matches, MaxLength, ValidateBy, ValidateIf } from 'class-validator';
 import { ID_PATTERN } from './ids.js';
 
 /**
@@ -35,14 +35,22 @@ const given = (_: object, value: unknown): boolean => value !== null && value !=
 
 /** Refuses control characters in a one-line value (names, ids, parameters). */
 export const NoControlChars = (): PropertyDecorator =>
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-  Matches(/^[^\u0000-\u001f\u007f-\u009f]*$/, { message: '$property must not contain control characters' });
+  ValidateBy({
+    name: 'noControlChars',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || !hasControlChars(value),
+      defaultMessage: () => '$property must not contain control characters',
+    },
+  });
 
 /** Refuses control characters other than tab, line feed and carriage return (descriptions, bodies). */
 export const PlainText = (): PropertyDecorator =>
-  // eslint-disable-next-line no-control-regex -- as above, keeping tab, line feed and carriage return
-  Matches(/^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]*$/, {
-    message: '$property must not contain control characters other than tab and line breaks',
+  ValidateBy({
+    name: 'plainText',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || !hasControlChars(value, true),
+      defaultMessage: () => '$property must not contain control characters other than tab and line breaks',
+    },
   });
 
 /** An optional resource id in a body; generated when omitted (DESIGN 4.1, 5.1). */

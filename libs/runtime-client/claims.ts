@@ -49,28 +49,28 @@ const nonBlank = (value: unknown): string | undefined =>
  * `env` when the runtime sends `envTag`, each equal to the configured value. Throws naming the claim.
  */
 export function checkRuntimeClaims(claims: Readonly<Record<string, unknown>>, identity: RuntimeIdentity): void {
-  const host = nonBlank(claims.host);
-  if (host === undefined) throw new RuntimeTokenError('host', 'the token has no host claim; refusing to use it');
-  if (host !== identity.host.trim()) {
-    throw new RuntimeTokenError(
-      'host',
-      `the token's host claim "${host}" is not the configured host "${identity.host}"`,
-    );
-  }
-  const sid = nonBlank(claims.sid);
-  if (sid === undefined) throw new RuntimeTokenError('sid', 'the token has no sid claim; refusing to use it');
-  if (sid !== identity.serviceId.trim()) {
-    throw new RuntimeTokenError(
-      'sid',
-      `the token's sid claim "${sid}" is not the configured serviceId "${identity.serviceId}"`,
-    );
-  }
+  requireClaim(claims, 'host', identity.host.trim(), 'host', '');
+  requireClaim(claims, 'sid', identity.serviceId.trim(), 'serviceId', '');
   const envTag = nonBlank(identity.envTag);
-  if (envTag === undefined) return;
-  const env = nonBlank(claims.env);
-  if (env === undefined)
-    throw new RuntimeTokenError('env', 'the token has no env claim but envTag is set; refusing to use it');
-  if (env !== envTag) {
-    throw new RuntimeTokenError('env', `the token's env claim "${env}" is not the configured envTag "${envTag}"`);
+  if (envTag !== undefined) requireClaim(claims, 'env', envTag, 'envTag', ' but envTag is set');
+}
+
+/** The claim `name` must be a non-blank string equal to the configured `wanted` (named `setting`). */
+function requireClaim(
+  claims: Readonly<Record<string, unknown>>,
+  name: 'host' | 'sid' | 'env',
+  wanted: string,
+  setting: string,
+  why: string,
+): void {
+  const value = nonBlank(claims[name]);
+  if (value === undefined) {
+    throw new RuntimeTokenError(name, `the token has no ${name} claim${why}; refusing to use it`);
+  }
+  if (value !== wanted) {
+    throw new RuntimeTokenError(
+      name,
+      `the token's ${name} claim "${value}" is not the configured ${setting} "${wanted}"`,
+    );
   }
 }

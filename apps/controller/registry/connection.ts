@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { WebSocket } from 'ws';
+import { JSONRPC_ERRORS, JsonRpcError } from '../jsonrpc/jsonrpc.js';
 
 /**
  * What the controller knows about one WebSocket: the token it may act with, the instances it
@@ -42,4 +43,13 @@ export class RegistryConnection {
 export class Connections extends Map<WebSocket, RegistryConnection> {
   /** Set at shutdown: no call is served any more. */
   stopping = false;
+
+  /** The state of a socket a call arrived on; only a socket that is already closing has none. */
+  of(client: Readonly<WebSocket>): RegistryConnection {
+    const connection = this.get(client);
+    if (connection === undefined) {
+      throw new JsonRpcError(JSONRPC_ERRORS.internalError.code, 'The connection is closing', { status: 503 });
+    }
+    return connection;
+  }
 }

@@ -15,7 +15,6 @@ import { Metrics, SETTINGS, type Settings } from '#platform';
 import { bearerToken, KeySourceUnavailableError, TokenVerifier } from '#token-binding';
 import { JsonRpcRethrowFilter } from '../jsonrpc/jsonrpc.filter.js';
 import { JsonRpcParams } from '../jsonrpc/jsonrpc-validation.pipe.js';
-import { JSONRPC_ERRORS, JsonRpcError } from '../jsonrpc/jsonrpc.js';
 import { Connections, RegistryConnection } from './connection.js';
 import { DeregisterParams } from './dto/deregister.params.js';
 import { LookupParams } from './dto/lookup.params.js';
@@ -124,7 +123,7 @@ export class RegistryGateway
     @ConnectedSocket() client: Socket,
     @MessageBody('params', new JsonRpcParams(RegisterParams)) params: Readonly<RegisterParams>,
   ): Promise<RegisterResult> {
-    const connection = this.connectionOf(client);
+    const connection = this.connections.of(client);
     const result = await this.track(this.registry.register(connection, params));
     connection.adopt(params.jwt);
     return result;
@@ -136,7 +135,7 @@ export class RegistryGateway
     @ConnectedSocket() client: Socket,
     @MessageBody('params', new JsonRpcParams(DeregisterParams)) params: Readonly<DeregisterParams>,
   ): Promise<DeregisterResult> {
-    return this.track(this.registry.deregister(this.connectionOf(client), params.runtimeInstanceId));
+    return this.track(this.registry.deregister(this.connections.of(client), params.runtimeInstanceId));
   }
 
   @SubscribeMessage('discovery/lookup')
@@ -193,15 +192,6 @@ export class RegistryGateway
     }
     this.upgradeTokens.set(request, token);
     accept(true);
-  }
-
-  private connectionOf(client: Socket): RegistryConnection {
-    const connection = this.connections.get(client);
-    // Only a socket that is already closing has no state; nothing may be done for it.
-    if (connection === undefined) {
-      throw new JsonRpcError(JSONRPC_ERRORS.internalError.code, 'The connection is closing', { status: 503 });
-    }
-    return connection;
   }
 
   /** Liveness (DESIGN 8): a socket that did not answer the previous ping is dropped; the others are pinged. */

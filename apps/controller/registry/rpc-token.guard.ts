@@ -1,7 +1,6 @@
 import { Injectable, UseGuards, applyDecorators, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { WebSocket } from 'ws';
 import { Bound, KeySourceUnavailableError, TokenVerifier, type BindingKind, type RpcCall } from '#token-binding';
-import { JSONRPC_ERRORS, JsonRpcError } from '../jsonrpc/jsonrpc.js';
 import { Connections } from './connection.js';
 import { unauthorized, unavailable } from './registry.errors.js';
 
@@ -22,11 +21,7 @@ export class RpcTokenGuard implements CanActivate {
     if (this.connections.stopping) throw unavailable('The controller is shutting down');
     const ws = context.switchToWs();
     const call = ws.getData<RpcCall>();
-    const connection = this.connections.get(ws.getClient<WebSocket>());
-    // Only a socket that is already closing has no state; nothing may be done for it.
-    if (connection === undefined) {
-      throw new JsonRpcError(JSONRPC_ERRORS.internalError.code, 'The connection is closing', { status: 503 });
-    }
+    const connection = this.connections.of(ws.getClient<WebSocket>());
     const params = call.params as Readonly<Record<string, unknown>> | undefined;
     const jwt = typeof params?.jwt === 'string' ? params.jwt : undefined;
     const token = connection.tokenFor(jwt, call.method === 'service/register' ? 'register' : 'other');
