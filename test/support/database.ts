@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, runMigrations } from '#database';
+import { ProblemException } from '#platform';
 
 /** A migrated data source on the test database, for service tests against the real repositories. */
 export async function openDatabase(): Promise<DataSource> {
@@ -9,4 +10,15 @@ export async function openDatabase(): Promise<DataSource> {
   await db.initialize();
   await runMigrations(db);
   return db;
+}
+
+/** The HTTP status a service call answers: 200 when it resolves, the ProblemException's status when not. */
+export async function statusOf(work: Promise<unknown>): Promise<number> {
+  try {
+    await work;
+  } catch (error) {
+    if (error instanceof ProblemException) return error.getStatus();
+    throw error;
+  }
+  return 200;
 }

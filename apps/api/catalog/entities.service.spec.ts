@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import { EntityLinkRepository, EntityRepository, TagRepository, UnitOfWork } from '#database';
-import { ProblemException } from '#platform';
 import { principalOf } from '#token-binding';
-import { openDatabase } from '../../../test/support/database.js';
+import { openDatabase, statusOf } from '../../../test/support/database.js';
 import { TagsService } from '../tags/tags.service.js';
 import { EntitiesService } from './entities.service.js';
 import { ENTITY_TYPES } from './entity-types.js';
@@ -23,16 +22,6 @@ beforeAll(async () => {
   entities = new EntitiesService(work, new EntityRepository(db), new EntityLinkRepository(db), new TagRepository(db));
 });
 afterAll(() => db.destroy());
-
-async function statusOf(work: Promise<unknown>): Promise<number> {
-  try {
-    await work;
-  } catch (error) {
-    if (error instanceof ProblemException) return error.getStatus();
-    throw error;
-  }
-  return 200;
-}
 
 const countOf = async (sql: string, params: unknown[]): Promise<number> =>
   (await db.query<{ n: number }[]>(sql, params))[0]?.n ?? 0;

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import { TagRepository, UnitOfWork } from '#database';
-import { ProblemException } from '#platform';
 import { principalOf } from '#token-binding';
-import { openDatabase } from '../../../test/support/database.js';
+import { openDatabase, statusOf } from '../../../test/support/database.js';
 import { TagsService } from './tags.service.js';
 
 let db: DataSource;
@@ -18,16 +17,6 @@ beforeAll(async () => {
   service = new TagsService(new TagRepository(db), new UnitOfWork(db));
 });
 afterAll(() => db.destroy());
-
-async function statusOf(work: Promise<unknown>): Promise<number> {
-  try {
-    await work;
-  } catch (error) {
-    if (error instanceof ProblemException) return error.getStatus();
-    throw error;
-  }
-  return 200;
-}
 
 const rowsNamed = async (name: string): Promise<number> =>
   (await db.query<{ n: number }[]>('select count(*)::int as n from tag where lower(tag_name) = lower($1)', [name]))[0]
