@@ -21,6 +21,8 @@ export class ApiModule {
         DatabaseModule.forRoot({
           url: options.databaseUrl,
           runMigrations: options.settings.runMigrations,
+          poolSize: options.settings.dbPoolSize,
+          statementTimeoutMs: options.settings.dbStatementTimeoutMs,
           applicationName: 'bindery-api',
         }),
         TokenBindingModule,

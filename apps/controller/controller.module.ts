@@ -20,6 +20,8 @@ export class ControllerModule {
         DatabaseModule.forRoot({
           url: options.databaseUrl,
           runMigrations: false,
+          poolSize: options.settings.dbPoolSize,
+          statementTimeoutMs: options.settings.dbStatementTimeoutMs,
           applicationName: 'bindery-controller',
         }),
         TokenBindingModule,

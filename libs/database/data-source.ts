@@ -1,5 +1,5 @@
 import type { DataSourceOptions, EntitySchema, MixedList } from 'typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, MigrationExecutor } from 'typeorm';
 import { ENTITIES } from './entities/index.js';
 import { migrations } from './migrations/index.js';
 import { ObservingTypeOrmLogger, type SqlErrorSink } from './query-observer.js';
@@ -9,6 +9,8 @@ export interface DatabaseOptions {
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own entity list type
   readonly entities?: MixedList<Function | string | EntitySchema>;
   readonly poolSize?: number;
+  /** Server-side `statement_timeout` of every pooled connection; 0 or unset: none. */
+  readonly statementTimeoutMs?: number;
   readonly applicationName?: string;
   readonly sink?: SqlErrorSink;
 }
@@ -28,25 +30,38 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
     maxQueryExecutionTime: 1000,
     poolSize: options.poolSize ?? 10,
     applicationName: options.applicationName ?? 'bindery',
+    extra: {
+      // Sent in each connection's start-up packet, so every pooled connection has it from its first query.
+      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+      // An unreachable server fails a request within seconds (503) instead of queueing it for ever.
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    },
   };
 }
+
+const CONNECT_TIMEOUT_MS = 5000;
 
 // Any fixed number works; both processes and the CLI must use the same one.
 const MIGRATION_LOCK_KEY = 7_243_001;
 
 /**
  * Applies pending migrations under a session advisory lock, so replicas starting together (or
- * parallel test workers) apply each migration exactly once.
+ * parallel test workers) apply each migration exactly once. They run on the connection that holds the
+ * lock, with `statement_timeout` off for that session: a long index build is no reason to fail.
  */
 export async function runMigrations(dataSource: DataSource): Promise<string[]> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
+    await runner.query('set statement_timeout = 0');
     await runner.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    const executor = new MigrationExecutor(dataSource, runner);
+    executor.transaction = 'each';
+    const applied = await executor.executePendingMigrations();
     return applied.map((m) => m.name);
   } finally {
     await runner.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    await runner.query('reset statement_timeout').catch(() => undefined);
     await runner.release();
   }
 }

@@ -24,6 +24,8 @@ export interface DatabaseModuleOptions {
   /** Apply pending migrations before the app serves (the api does; the controller does not). */
   readonly runMigrations: boolean;
   readonly applicationName: string;
+  readonly poolSize: number;
+  readonly statementTimeoutMs: number;
 }
 
 const RUN_MIGRATIONS = Symbol('RUN_MIGRATIONS');
@@ -56,6 +58,8 @@ export class DatabaseModule {
           ...dataSourceOptions({
             url: options.url,
             applicationName: options.applicationName,
+            poolSize: options.poolSize,
+            statementTimeoutMs: options.statementTimeoutMs,
             sink: {
               error: (fields, message) => logger.error({ ...fields }, message),
               warn: (fields, message) => logger.warn({ ...fields }, message),

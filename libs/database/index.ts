@@ -2,7 +2,7 @@ export { dataSourceOptions, migrate, runMigrations, type DatabaseOptions } from 
 export { DatabaseModule, type DatabaseModuleOptions } from './database.module.js';
 export { startEmbeddedPostgres, type EmbeddedServer, type EmbeddedOptions } from './embedded.js';
 export * from './entities/index.js';
-export { foreignKeyViolation, uniqueViolation } from './pg-errors.js';
+export { foreignKeyViolation, isDatabaseUnavailable, scrubSqlMessage, uniqueViolation } from './pg-errors.js';
 export { queryObserver, ObservingTypeOrmLogger } from './query-observer.js';
 export { BaseRepository, DuplicateKeyError, Tx, UnitOfWork, whereInScope, type HostScope } from './repository.js';
 export * from './repositories/index.js';

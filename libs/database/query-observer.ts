@@ -1,3 +1,4 @@
+import { scrubSqlMessage } from './pg-errors.js';
 import type { Logger as TypeOrmLogger } from 'typeorm';
 
 type Listener = (sql: string) => void;
@@ -42,8 +43,10 @@ export class ObservingTypeOrmLogger implements TypeOrmLogger {
   }
 
   logQueryError(error: string | Error, query: string): void {
-    // Parameters are left out on purpose: they may carry user data.
-    this.sink?.error({ err: error instanceof Error ? error.message : error, query }, 'query failed');
+    // Parameters and the message's quoted values are left out: they may carry certificates or secrets.
+    const message = error instanceof Error ? error.message : error;
+    const code = typeof error === 'object' ? (error as { code?: unknown }).code : undefined;
+    this.sink?.error({ code, reason: scrubSqlMessage(message), query }, 'query failed');
   }
 
   logQuerySlow(time: number, query: string): void {

@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, HttpStatus } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { problemResponse } from './openapi.js';
-import { ProblemException } from './problem.js';
+import { databaseUnavailable } from './problem.js';
 
 const READY_TIMEOUT_MS = 2000;
 
@@ -42,7 +42,7 @@ export class HealthController {
         }),
       ]);
     } catch {
-      throw new ProblemException(HttpStatus.SERVICE_UNAVAILABLE, 'The database is not reachable');
+      throw databaseUnavailable();
     } finally {
       clearTimeout(timer);
     }

@@ -1,10 +1,12 @@
 export { HealthController } from './health.controller.js';
 export { BODY_LIMIT_BYTES, createHttpApp, type HttpAppOptions } from './http-app.js';
-export { loggerModule, REDACTED_PATHS, requestId } from './logging.js';
+export { loggerModule, REDACTED_PATHS, requestId, safeError } from './logging.js';
 export { PlatformModule, SETTINGS, type PlatformOptions } from './platform.module.js';
 export {
   badRequest,
   conflict,
+  DATABASE_RETRY_AFTER_SEC,
+  databaseUnavailable,
   forbidden,
   notFound,
   PlainTextException,
@@ -12,6 +14,7 @@ export {
   PROBLEM_CONTENT_TYPE,
   ProblemException,
   ProblemFilter,
+  reasonOf,
   renderError,
   sendError,
   titleFor,

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { RequestMethod, type DynamicModule } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
-import type { DestinationStream } from 'pino';
+import { scrubSqlMessage } from '#database';
+import { stdSerializers, type DestinationStream } from 'pino';
 import type { Options as PinoHttpOptions } from 'pino-http';
 import type { LogLevel } from './settings.js';
 
@@ -28,6 +29,27 @@ export function requestId(req: IncomingMessage): string {
   return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
+/**
+ * pino's error serializer, minus what a failed SQL statement carries that may hold a certificate or a
+ * secret: its parameters, the server's `detail` ("Key (x)=(value)"), and quoted values in its message.
+ */
+export function safeError(err: unknown): Record<string, unknown> {
+  if (!(err instanceof Error)) return { message: String(err) };
+  const base = stdSerializers.err(err) as unknown as Record<string, unknown>;
+  const sql = 'query' in err || 'driverError' in err || typeof (err as { severity?: unknown }).severity === 'string';
+  if (!sql) return base;
+  const scrub = (text: unknown): string | undefined => (typeof text === 'string' ? scrubSqlMessage(text) : undefined);
+  const fields = err as { code?: unknown; constraint?: unknown; query?: unknown };
+  return {
+    type: base.type,
+    message: scrub(base.message),
+    stack: scrub(base.stack),
+    code: fields.code,
+    constraint: fields.constraint,
+    query: fields.query,
+  };
+}
+
 export function loggerModule(level: LogLevel, stream?: DestinationStream): DynamicModule {
   const options: PinoHttpOptions = {
     level,
@@ -37,6 +59,7 @@ export function loggerModule(level: LogLevel, stream?: DestinationStream): Dynam
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
     // Query strings stay out of request logs: they may carry ids operators consider private.
     serializers: {
+      err: safeError,
       req: (req: { id: string; method: string; url: string }) => ({
         id: req.id,
         method: req.method,

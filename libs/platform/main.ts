@@ -9,7 +9,8 @@ export interface Started {
 
 /**
  * Runs a process entry point: settings are validated first (a bad value stops start-up with one line
- * naming the variable); SIGTERM/SIGINT close the app gracefully, then run `cleanup`, then exit 0.
+ * naming the variable); SIGTERM/SIGINT close the app gracefully, then run `cleanup`, then exit 0 — or
+ * exit 1 when that takes longer than SHUTDOWN_TIMEOUT_MS or a second signal arrives.
  */
 export function runMain(name: string, start: (settings: Settings) => Promise<Started>): void {
   let settings: Settings;
@@ -25,9 +26,18 @@ export function runMain(name: string, start: (settings: Settings) => Promise<Sta
   start(settings)
     .then(({ app, cleanup }) => {
       let stopping = false;
-      const stop = (): void => {
-        if (stopping) return;
+      const stop = (signal: NodeJS.Signals): void => {
+        if (stopping) {
+          // A second signal means "now": nothing waits for the first shutdown to finish.
+          process.stderr.write(`${name}: ${signal} again, exiting without waiting\n`);
+          process.exit(1);
+        }
         stopping = true;
+        // However shutdown goes, the process ends: a request stuck in the database cannot hold it open.
+        setTimeout(() => {
+          process.stderr.write(`${name}: shutdown took longer than ${settings.shutdownTimeoutMs} ms, exiting\n`);
+          process.exit(1);
+        }, settings.shutdownTimeoutMs).unref();
         app
           .close()
           .then(() => cleanup?.())
@@ -39,8 +49,8 @@ export function runMain(name: string, start: (settings: Settings) => Promise<Sta
             },
           );
       };
-      process.once('SIGTERM', stop);
-      process.once('SIGINT', stop);
+      process.on('SIGTERM', stop);
+      process.on('SIGINT', stop);
     })
     .catch((error: unknown) => {
       process.stderr.write(`${name}: failed to start: ${(error as Error).message}\n`);

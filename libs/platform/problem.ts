@@ -1,5 +1,6 @@
 import { Catch, HttpException, HttpStatus, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import { isDatabaseUnavailable } from '#database';
 
 export interface FieldError {
   readonly field: string;
@@ -116,8 +117,18 @@ function isFastifyError(error: unknown): error is FastifyLikeError {
   );
 }
 
+/** Seconds a client is asked to wait while the database is unreachable (DESIGN 3). */
+export const DATABASE_RETRY_AFTER_SEC = 2;
+
+/** The 503 answered while the database is unreachable or refusing work. */
+export const databaseUnavailable = (): ProblemException =>
+  new ProblemException(HttpStatus.SERVICE_UNAVAILABLE, 'The database is not reachable; retry shortly', {
+    headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SEC) },
+  });
+
 /** Maps anything thrown to the wire answer; 5xx never carries internals. */
 export function renderError(error: unknown): Rendered {
+  if (isDatabaseUnavailable(error)) return renderError(databaseUnavailable());
   if (error instanceof PlainTextException) {
     return { status: error.getStatus(), contentType: 'text/plain; charset=utf-8', body: error.text, headers: {} };
   }
@@ -150,7 +161,10 @@ export function renderError(error: unknown): Rendered {
 
 export function sendError(reply: FastifyReply, error: unknown): void {
   const rendered = renderError(error);
-  if (rendered.status >= 500) {
+  if (isDatabaseUnavailable(error)) {
+    // Expected while PostgreSQL restarts: one short line, never the statement or its parameters.
+    new Logger('Errors').warn({ reason: reasonOf(error) }, 'database unavailable');
+  } else if (rendered.status >= 500) {
     new Logger('Errors').error({ err: error }, 'unhandled error');
   }
   void reply.status(rendered.status).headers(rendered.headers).type(rendered.contentType).send(rendered.body);
@@ -163,4 +177,10 @@ export class ProblemFilter implements ExceptionFilter {
     if (host.getType() !== 'http') throw error;
     sendError(host.switchToHttp().getResponse<FastifyReply>(), error);
   }
+}
+
+/** The first line of an error's message, for a log line that must not carry a statement's parameters. */
+export function reasonOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0] ?? '';
 }

@@ -46,6 +46,20 @@ export interface Settings {
   readonly enforceSidHostMatch: boolean;
   readonly allowUnenforcedBinding: boolean;
   readonly wsPingIntervalMs: number;
+  /** Open WebSocket connections per controller; the next upgrade is refused with 503. */
+  readonly wsMaxConnections: number;
+  /** Sockets still without a verified token; a separate, smaller cap. */
+  readonly wsMaxUnauthenticated: number;
+  /** A socket with no verified token by then is closed with 1008. */
+  readonly wsAuthTimeoutMs: number;
+  /** PostgreSQL connections per process. */
+  readonly dbPoolSize: number;
+  /** Server-side `statement_timeout` of every pooled connection (migrations run without it). */
+  readonly dbStatementTimeoutMs: number;
+  /** The last `X-Forwarded-For` hop (the address the proxy saw) is the client address. */
+  readonly trustProxy: boolean;
+  /** SIGTERM/SIGINT: after this long the process exits non-zero whatever is still running. */
+  readonly shutdownTimeoutMs: number;
   readonly logLevel: LogLevel;
 }
 
@@ -160,6 +174,11 @@ export function loadSettings(env: Env = process.env): Settings {
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new SettingsError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')} (got "${env.LOG_LEVEL}")`);
   }
+  const wsMaxConnections = positiveInt(env, 'WS_MAX_CONNECTIONS', 10_000);
+  const wsMaxUnauthenticated = positiveInt(env, 'WS_MAX_UNAUTHENTICATED', Math.min(1000, wsMaxConnections));
+  if (wsMaxUnauthenticated > wsMaxConnections) {
+    throw new SettingsError('WS_MAX_UNAUTHENTICATED', `must not exceed WS_MAX_CONNECTIONS (${wsMaxConnections})`);
+  }
   return {
     nodeEnv,
     production,
@@ -183,6 +202,13 @@ export function loadSettings(env: Env = process.env): Settings {
     enforceSidHostMatch,
     allowUnenforcedBinding,
     wsPingIntervalMs: positiveInt(env, 'WS_PING_INTERVAL_MS', 30_000),
+    wsMaxConnections,
+    wsMaxUnauthenticated,
+    wsAuthTimeoutMs: positiveInt(env, 'WS_AUTH_TIMEOUT_MS', 5000),
+    dbPoolSize: positiveInt(env, 'DB_POOL_SIZE', 10),
+    dbStatementTimeoutMs: positiveInt(env, 'DB_STATEMENT_TIMEOUT_MS', 5000),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+    shutdownTimeoutMs: positiveInt(env, 'SHUTDOWN_TIMEOUT_MS', 25_000),
     logLevel: logLevel as LogLevel,
   };
 }

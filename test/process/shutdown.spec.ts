@@ -68,3 +68,49 @@ describe('SIGTERM on the api', () => {
     expect(await api.exit()).toBe(0);
   }, 60_000);
 });
+
+describe('shutdown cannot hang', () => {
+  /** A POST whose body never completes: the server waits for it on shutdown. */
+  const stuckRequest = (port: number): void => {
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/tags',
+      headers: { 'content-type': 'application/json', 'content-length': 1000 },
+    });
+    req.on('error', () => undefined);
+    req.write('{"tagName":');
+  };
+
+  it('after SHUTDOWN_TIMEOUT_MS the process exits 1, with a line saying why', async () => {
+    const port = await freePort();
+    const api = await startBuilt('apps/api/main.js', port, {
+      API_PORT: String(port),
+      CONTROLLER_HOST_ID: 'h-ctl',
+      SHUTDOWN_TIMEOUT_MS: '1500',
+    });
+    stuckRequest(port);
+    await new Promise((r) => setTimeout(r, 300));
+    const started = Date.now();
+    api.child.kill('SIGTERM');
+    expect(await api.exit(20_000)).toBe(1);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(api.output()).toMatch(/shutdown took longer than 1500 ms/);
+  }, 60_000);
+
+  it('a second SIGTERM exits 1 at once instead of waiting', async () => {
+    const port = await freePort();
+    const api = await startBuilt('apps/api/main.js', port, { API_PORT: String(port), CONTROLLER_HOST_ID: 'h-ctl' });
+    stuckRequest(port);
+    await new Promise((r) => setTimeout(r, 300));
+    api.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    const started = Date.now();
+    api.child.kill('SIGINT');
+    expect(await api.exit(20_000)).toBe(1);
+    // The default deadline is 25 s: exiting well before it proves the second signal was obeyed.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(api.output()).toMatch(/SIGINT again, exiting without waiting/);
+  }, 60_000);
+});

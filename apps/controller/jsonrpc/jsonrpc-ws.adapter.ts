@@ -3,7 +3,8 @@ import { WsAdapter } from '@nestjs/platform-ws';
 import type { MessageMappingProperties } from '@nestjs/websockets';
 import { isObservable, lastValueFrom, type Observable } from 'rxjs';
 import type { RawData, WebSocket } from 'ws';
-import { ProblemException } from '#platform';
+import { isDatabaseUnavailable } from '#database';
+import { DATABASE_RETRY_AFTER_SEC, ProblemException, reasonOf } from '#platform';
 import { BindingRejectedError, type RpcCall } from '#token-binding';
 import { invalidParams } from './jsonrpc-validation.pipe.js';
 import {
@@ -99,6 +100,13 @@ export class JsonRpcWsAdapter extends WsAdapter {
         { status: 403 },
         error.closesConnection ? { code: CLOSE_POLICY_VIOLATION, reason: error.sentence } : undefined,
       );
+    }
+    if (isDatabaseUnavailable(error)) {
+      this.rpcLogger.warn({ method, reason: reasonOf(error) }, 'database unavailable');
+      return new JsonRpcError(JSONRPC_ERRORS.unavailable.code, JSONRPC_ERRORS.unavailable.message, {
+        status: 503,
+        retryAfterSec: DATABASE_RETRY_AFTER_SEC,
+      });
     }
     // The app's global HTTP validation pipe, should it ever see params: still -32602 with the fields.
     if (error instanceof ProblemException && error.getStatus() === 400) return invalidParams(error.extras.errors ?? []);

@@ -18,6 +18,8 @@ export const JSONRPC_ERRORS = {
   unauthorized: { code: -32001, message: 'Unauthorized' },
   /** Decided here (DESIGN 8): authenticated but not allowed (binding mismatch, not the owner). */
   forbidden: { code: -32003, message: 'Forbidden' },
+  /** Decided here: the database is unreachable for now; `data` carries status 503 and `retryAfterSec`. */
+  unavailable: { code: -32004, message: 'Service Unavailable' },
 } as const;
 
 export interface JsonRpcErrorObject {
