@@ -6,7 +6,10 @@ import { API_OPENAPI } from './openapi.js';
 
 runMain('api', async (settings) => {
   const database = await resolveDatabase(settings);
-  const app = await createHttpApp(ApiModule.forRoot({ settings, databaseUrl: database.url }), { openApi: API_OPENAPI });
+  const app = await createHttpApp(ApiModule.forRoot({ settings, databaseUrl: database.url }), {
+    openApi: API_OPENAPI,
+    trustProxy: settings.trustProxy,
+  });
   await app.listen({ port: settings.apiPort, host: settings.listenHost });
   return { app, cleanup: database.stop };
 });

@@ -9,7 +9,10 @@ import { CONTROLLER_OPENAPI } from './openapi.js';
  * with the OpenAPI page at `/docs`.
  */
 export async function createControllerApp(options: ControllerOptions): Promise<NestFastifyApplication> {
-  const app = await createHttpApp(ControllerModule.forRoot(options), { openApi: CONTROLLER_OPENAPI });
+  const app = await createHttpApp(ControllerModule.forRoot(options), {
+    openApi: CONTROLLER_OPENAPI,
+    trustProxy: options.settings.trustProxy,
+  });
   app.useWebSocketAdapter(new JsonRpcWsAdapter(app));
   return app;
 }

@@ -18,6 +18,8 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 export interface HttpAppOptions {
   /** Title and description of the OpenAPI page served at `/docs`. */
   readonly openApi?: { readonly title: string; readonly description: string };
+  /** TRUST_PROXY: `request.ip` is the address the one proxy in front saw (the last X-Forwarded-For hop). */
+  readonly trustProxy?: boolean;
 }
 
 export async function createHttpApp(
@@ -27,6 +29,8 @@ export async function createHttpApp(
   const adapter = new FastifyAdapter({
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: requestId,
+    // One trusted hop, as `clientAddress` in the logs: the proxy's own X-Forwarded-For entry.
+    trustProxy: options.trustProxy === true ? (_address: string, hop: number) => hop < 1 : false,
     // Keep-alive sockets that sit idle are closed on shutdown; in-flight requests finish.
     forceCloseConnections: 'idle',
     return503OnClosing: true,

@@ -1,6 +1,6 @@
 export { HealthController } from './health.controller.js';
 export { BODY_LIMIT_BYTES, createHttpApp, type HttpAppOptions } from './http-app.js';
-export { loggerModule, REDACTED_PATHS, requestId, safeError } from './logging.js';
+export { clientAddress, loggerModule, REDACTED_PATHS, requestId, safeError } from './logging.js';
 export { PlatformModule, SETTINGS, type PlatformOptions } from './platform.module.js';
 export {
   badRequest,

@@ -50,7 +50,20 @@ export function safeError(err: unknown): Record<string, unknown> {
   };
 }
 
-export function loggerModule(level: LogLevel, stream?: DestinationStream): DynamicModule {
+/**
+ * The client's address for logs and limits: the socket's peer, or with TRUST_PROXY the last
+ * `X-Forwarded-For` entry, which the one trusted proxy in front wrote (earlier entries are the caller's word).
+ */
+export function clientAddress(req: IncomingMessage, trustProxy: boolean): string | undefined {
+  const forwarded = req.headers['x-forwarded-for'];
+  if (trustProxy && typeof forwarded === 'string') {
+    const last = forwarded.split(',').at(-1)?.trim();
+    if (last !== undefined && last !== '') return last;
+  }
+  return req.socket.remoteAddress;
+}
+
+export function loggerModule(level: LogLevel, trustProxy: boolean, stream?: DestinationStream): DynamicModule {
   const options: PinoHttpOptions = {
     level,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
@@ -60,10 +73,11 @@ export function loggerModule(level: LogLevel, stream?: DestinationStream): Dynam
     // Query strings stay out of request logs: they may carry ids operators consider private.
     serializers: {
       err: safeError,
-      req: (req: { id: string; method: string; url: string }) => ({
+      req: (req: { id: string; method: string; url: string; raw: IncomingMessage }) => ({
         id: req.id,
         method: req.method,
         url: req.url.split('?')[0],
+        remoteAddress: clientAddress(req.raw, trustProxy),
       }),
     },
   };

@@ -20,7 +20,7 @@ export class PlatformModule {
   static forRoot(options: PlatformOptions): DynamicModule {
     return {
       module: PlatformModule,
-      imports: [loggerModule(options.settings.logLevel, options.logStream)],
+      imports: [loggerModule(options.settings.logLevel, options.settings.trustProxy, options.logStream)],
       controllers: [HealthController, MetricsController],
       providers: [{ provide: SETTINGS, useValue: options.settings }, Metrics],
       exports: [SETTINGS, Metrics],

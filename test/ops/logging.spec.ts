@@ -37,3 +37,9 @@ it('never logs the Authorization header, nor query strings', async () => {
   expect(text).not.toContain('secret-query');
   expect(text).not.toMatch(/authorization/i);
 });
+
+it('logs the socket address, not X-Forwarded-For, when TRUST_PROXY is off', async () => {
+  const res = await call(api, 'GET', '/health/live', { headers: { 'x-forwarded-for': '203.0.113.7' } });
+  const [line] = requestLines(res.headers['x-request-id'] as string);
+  expect((line?.req as { remoteAddress?: string }).remoteAddress).toBe('127.0.0.1');
+});

@@ -45,7 +45,7 @@ async function createApi(env: Record<string, string>): Promise<{ app: NestFastif
   const logs = new LogCapture();
   const app = await createHttpApp(
     ApiModule.forRoot({ settings, databaseUrl: settings.databaseUrl ?? '', logStream: logs }),
-    { openApi: API_OPENAPI },
+    { openApi: API_OPENAPI, trustProxy: settings.trustProxy },
   );
   return { app, logs };
 }

@@ -32,6 +32,11 @@ export class RegistryConnection {
     return method === 'register' ? jwt : (jwt ?? this.registeredToken);
   }
 
+  /** Holds a verified token: from the upgrade header or a successful `service/register` with `params.jwt`. */
+  get authenticated(): boolean {
+    return this.headerToken !== undefined || this.registeredToken !== undefined;
+  }
+
   /** After a successful registration with `params.jwt`: later calls may omit it. */
   adopt(jwt: string | undefined): void {
     if (this.headerToken === undefined && jwt !== undefined) this.registeredToken = jwt;
@@ -43,6 +48,34 @@ export class RegistryConnection {
 export class Connections extends Map<WebSocket, RegistryConnection> {
   /** Set at shutdown: no call is served any more. */
   stopping = false;
+  /** Open sockets without a verified token yet: they have their own, smaller cap (WS_MAX_UNAUTHENTICATED). */
+  private waiting = 0;
+
+  get unauthenticated(): number {
+    return this.waiting;
+  }
+
+  open(client: WebSocket, connection: RegistryConnection): void {
+    this.set(client, connection);
+    if (!connection.authenticated) this.waiting += 1;
+  }
+
+  /** The socket closed: forgets it and returns what it held (undefined when it was never opened here). */
+  close(client: WebSocket): RegistryConnection | undefined {
+    const connection = this.get(client);
+    if (connection === undefined) return undefined;
+    this.delete(client);
+    connection.closed = true;
+    if (!connection.authenticated) this.waiting -= 1;
+    return connection;
+  }
+
+  /** A registration succeeded with `params.jwt`: the socket counts as authenticated from now on. */
+  adopt(connection: RegistryConnection, jwt: string | undefined): void {
+    const before = connection.authenticated;
+    connection.adopt(jwt);
+    if (!before && connection.authenticated && !connection.closed) this.waiting -= 1;
+  }
 
   /** The state of a socket a call arrived on; only a socket that is already closing has none. */
   of(client: Readonly<WebSocket>): RegistryConnection {

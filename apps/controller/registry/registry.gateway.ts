@@ -20,6 +20,7 @@ import { DeregisterParams } from './dto/deregister.params.js';
 import { LookupParams } from './dto/lookup.params.js';
 import { RegisterParams } from './dto/register.params.js';
 import { CLOSE_GOING_AWAY } from './registry.errors.js';
+import { CLOSE_POLICY_VIOLATION } from '../jsonrpc/jsonrpc.js';
 import { RpcAuthenticated } from './rpc-token.guard.js';
 import { RegistryService } from './registry.service.js';
 import type { DeregisterResult, LookupResult, RegisterResult } from './runtime-instance.view.js';
@@ -99,19 +100,27 @@ export class RegistryGateway
       return;
     }
     const connection = new RegistryConnection(this.upgradeTokens.get(request));
-    this.connections.set(client, connection);
+    this.connections.open(client, connection);
     const seen = (): void => {
       connection.alive = true;
     };
     client.on('pong', seen);
     client.on('message', seen);
+    if (!connection.authenticated) {
+      // DESIGN 8: a socket must present a verified token soon, or it gives its slot back.
+      const timer = setTimeout(() => {
+        if (!connection.authenticated && client.readyState === client.OPEN) {
+          client.close(CLOSE_POLICY_VIOLATION, 'Authentication timeout');
+        }
+      }, this.settings.wsAuthTimeoutMs);
+      timer.unref();
+      client.once('close', () => clearTimeout(timer));
+    }
   }
 
   handleDisconnect(client: WebSocket): void {
-    const connection = this.connections.get(client);
+    const connection = this.connections.close(client);
     if (connection === undefined) return;
-    this.connections.delete(client);
-    connection.closed = true;
     // After shutdown released everything this process held there is nothing left to mark.
     if (connection.instances.size === 0 || this.released) return;
     this.background(this.registry.markDisconnected(connection.id, [...connection.instances]));
@@ -125,7 +134,7 @@ export class RegistryGateway
   ): Promise<RegisterResult> {
     const connection = this.connections.of(client);
     const result = await this.track(this.registry.register(connection, params));
-    connection.adopt(params.jwt);
+    this.connections.adopt(connection, params.jwt);
     return result;
   }
 
@@ -177,9 +186,16 @@ export class RegistryGateway
 
   private async verifyUpgrade(request: IncomingMessage, accept: Accept): Promise<void> {
     if (this.connections.stopping) return accept(false, 503, 'Service Unavailable');
+    if (this.connections.size >= this.settings.wsMaxConnections) return this.full(accept, 'WS_MAX_CONNECTIONS');
     const header = request.headers.authorization;
     // Without a header the upgrade proceeds; `service/register` then needs `params.jwt` (DESIGN 8).
-    if (header === undefined) return accept(true);
+    if (header === undefined) {
+      // Sockets without a token have their own cap, so they can never use up the slots of registered ones.
+      if (this.connections.unauthenticated >= this.settings.wsMaxUnauthenticated) {
+        return this.full(accept, 'WS_MAX_UNAUTHENTICATED');
+      }
+      return accept(true);
+    }
     const token = bearerToken(header);
     const refuse = (): void =>
       accept(false, 401, 'Unauthorized', { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
@@ -192,6 +208,11 @@ export class RegistryGateway
     }
     this.upgradeTokens.set(request, token);
     accept(true);
+  }
+
+  private full(accept: Accept, limit: string): void {
+    this.logger.warn({ limit }, 'WebSocket upgrade refused: connection limit reached');
+    accept(false, 503, 'Service Unavailable', { 'Retry-After': '5' });
   }
 
   /** Liveness (DESIGN 8): a socket that did not answer the previous ping is dropped; the others are pinged. */
