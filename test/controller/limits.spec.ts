@@ -31,7 +31,7 @@ describe('WS_MAX_UNAUTHENTICATED, WS_MAX_CONNECTIONS and WS_AUTH_TIMEOUT_MS', ()
     instanceIdOf(await withToken.call('service/register', { serviceId: 'svc-lim-a' }));
     // A socket that registers with params.jwt frees its unauthenticated slot.
     const jwt = await runtimeToken('svc-lim-b');
-    instanceIdOf(await anonymous[0]!.call('service/register', { serviceId: 'svc-lim-b', jwt }));
+    instanceIdOf(await anonymous[0].call('service/register', { serviceId: 'svc-lim-b', jwt }));
     const third = await RpcClient.connect(ctl.wsUrl);
     // Now 4 open: the overall cap refuses even a socket with a valid token.
     expect(await refusal(RpcClient.connect(ctl.wsUrl, { token: await runtimeToken('svc-lim-c') }))).toBe(503);
