@@ -1,11 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigLayerRepository, type FileKind, type JsonValue } from '#database';
+import { ProblemException } from '#platform';
 import type { ConfigRequest } from './layer-address.js';
 
 /**
  * What a runtime reads (GET /config-server/{configs,certs,files}). Only reached after the binding guard
  * allowed the request, so it takes the already-bound request and no principal.
  */
+/** Raw bytes one certs or files answer may carry (4 MiB; about 5.4 MiB as base64 JSON). */
+export const MAX_FILES_BYTES = 4 * 1024 * 1024;
+
 @Injectable()
 export class ConfigServerService {
   constructor(private readonly layers: ConfigLayerRepository) {}
@@ -15,8 +19,17 @@ export class ConfigServerService {
     return this.layers.mergedProperties(request);
   }
 
-  /** File name to base64 content, sorted by name, the higher layer winning per name. */
-  files(request: ConfigRequest, kind: FileKind): Promise<Record<string, string>> {
-    return this.layers.mergedFiles(request, kind);
+  /**
+   * File name to base64 content, sorted by name, the higher layer winning per name. A merge larger than
+   * MAX_FILES_BYTES is refused rather than built in memory (documented in docs/decisions.md).
+   */
+  async files(request: ConfigRequest, kind: FileKind): Promise<Record<string, string>> {
+    const merged = await this.layers.mergedFiles(request, kind, MAX_FILES_BYTES);
+    if ('files' in merged) return merged.files;
+    throw new ProblemException(
+      500,
+      `The ${kind === 'cert' ? 'certificates' : 'files'} of this request add up to ${merged.tooLarge} bytes, ` +
+        `over the ${MAX_FILES_BYTES}-byte limit of one answer; an operator must move some to another layer or service`,
+    );
   }
 }

@@ -6,7 +6,7 @@ import { loadSettings } from '#platform';
 import { openDatabase } from '../../../test/support/database.js';
 import { JsonRpcError } from '../jsonrpc/jsonrpc.js';
 import { RegistryConnection } from './connection.js';
-import { RegistryService } from './registry.service.js';
+import { LOOKUP_MAX_NODES, RegistryService } from './registry.service.js';
 
 let db: DataSource;
 let registry: RegistryService;
@@ -94,5 +94,23 @@ describe('the controller lease', () => {
       await service.releaseAll();
       await release();
     }
+  });
+
+  it('discovery/lookup lists at most LOOKUP_MAX_NODES nodes and says when it cut the list', async () => {
+    const serviceId = `many-${randomUUID().slice(0, 8)}`;
+    const insert = (from: number, to: number) =>
+      db.query(
+        `insert into runtime_instance (runtime_instance_id, host_id, service_id, address, port, status, controller_id)
+         select $3 || '-' || n, $1, $2, '10.1.0.1', n, 'connected', gen_random_uuid() from generate_series($4::int, $5::int) n`,
+        [host, serviceId, serviceId.slice(5), from, to],
+      );
+    await insert(1, LOOKUP_MAX_NODES);
+    const full = await registry.lookup({ serviceId });
+    expect(full.nodes).toHaveLength(LOOKUP_MAX_NODES);
+    expect(full).not.toHaveProperty('truncated');
+    await insert(LOOKUP_MAX_NODES + 1, LOOKUP_MAX_NODES + 1);
+    const cut = await registry.lookup({ serviceId });
+    expect(cut.nodes).toHaveLength(LOOKUP_MAX_NODES);
+    expect(cut.truncated).toBe(true);
   });
 });

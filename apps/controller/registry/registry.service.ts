@@ -22,6 +22,9 @@ const PG_UNDEFINED_TABLE = '42P01';
  * The registry of runtime instances (DESIGN 8). The gateway's guards decided the token and the binding
  * before any method here runs; the database's identity constraint is the only duplicate check.
  */
+/** Nodes one `discovery/lookup` answer lists at most (the longest-connected first). */
+export const LOOKUP_MAX_NODES = 1000;
+
 @Injectable()
 export class RegistryService implements OnModuleInit {
   /** This controller process; rows it holds carry it, and its advisory lock says it is alive. */
@@ -102,8 +105,15 @@ export class RegistryService implements OnModuleInit {
 
   /** `discovery/lookup`: connected instances of this controller's host (whose token `TokenBindingGuard` checked). */
   async lookup(params: LookupParams): Promise<LookupResult> {
-    const nodes = await this.instances.connected(this.hostId, params.serviceId, params);
-    return { serviceId: params.serviceId, envTag: params.envTag ?? null, nodes: nodes.map(toNodeView) };
+    // One more than the cap tells whether the answer was cut.
+    const nodes = await this.instances.connected(this.hostId, params.serviceId, params, LOOKUP_MAX_NODES + 1);
+    const truncated = nodes.length > LOOKUP_MAX_NODES;
+    return {
+      serviceId: params.serviceId,
+      envTag: params.envTag ?? null,
+      nodes: nodes.slice(0, LOOKUP_MAX_NODES).map(toNodeView),
+      ...(truncated ? { truncated } : {}),
+    };
   }
 
   /** `GET /instances` for operators: every host's instances, filtered, in identity order. */

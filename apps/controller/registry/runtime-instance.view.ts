@@ -64,6 +64,8 @@ export interface LookupResult {
   readonly serviceId: string;
   readonly envTag: string | null;
   readonly nodes: readonly NodeView[];
+  /** Present (true) only when more than LOOKUP_MAX_NODES nodes are connected: the longest-connected are listed. */
+  readonly truncated?: true;
 }
 
 export interface RegisterResult {

@@ -154,15 +154,31 @@ export class ConfigLayerRepository extends BaseRepository {
     return sortedRecord(mergeByRank(rows));
   }
 
-  /** The files of `kind` a runtime sees for `request`, base64, merged across its layers. */
-  async mergedFiles(request: LayerAddress, kind: FileKind): Promise<Record<string, string>> {
-    const rows: { key: string; value: Buffer }[] = await this.manager.query(
-      `select f.file_name as key, f.content as value
-         from (${LAYERS_OF_REQUEST}) as layer
-         join config_file f on f.layer_id = layer.layer_id and f.kind = $6
-        order by layer.rank`,
-      [...requestParams(request), kind],
+  /**
+   * The files of `kind` a runtime sees for `request`, base64, merged across its layers; or, when their
+   * contents together exceed `maxBytes`, only that total (the contents never leave the database then).
+   */
+  async mergedFiles(
+    request: LayerAddress,
+    kind: FileKind,
+    maxBytes: number,
+  ): Promise<{ readonly files: Record<string, string> } | { readonly tooLarge: number }> {
+    // octet_length of a stored bytea reads its size, not its content.
+    const rows: { key: string; value: Buffer | null; total: string }[] = await this.manager.query(
+      `select key, case when total <= $7 then value end as value, total
+         from (select f.file_name as key, f.content as value, layer.rank,
+                      sum(octet_length(f.content)) over () as total
+                 from (${LAYERS_OF_REQUEST}) as layer
+                 join config_file f on f.layer_id = layer.layer_id and f.kind = $6) as merged
+        order by rank`,
+      [...requestParams(request), kind, maxBytes],
     );
-    return sortedRecord(mergeByRank(rows).map(([name, bytes]) => [name, bytes.toString('base64')] as const));
+    const total = Number(rows[0]?.total ?? 0);
+    if (total > maxBytes) return { tooLarge: total };
+    return {
+      files: sortedRecord(
+        mergeByRank(rows).map(([name, bytes]) => [name, (bytes ?? Buffer.alloc(0)).toString('base64')] as const),
+      ),
+    };
   }
 }

@@ -164,6 +164,7 @@ export class RuntimeInstanceRepository extends BaseRepository {
     hostId: string,
     serviceId: string,
     filter: Pick<InstanceFilter, 'envTag' | 'protocol'>,
+    limit: number,
   ): Promise<RuntimeInstance[]> {
     const query = this.manager
       .getRepository(RuntimeInstance)
@@ -173,7 +174,7 @@ export class RuntimeInstanceRepository extends BaseRepository {
       .andWhere(`ri.status = 'connected'`);
     if (filter.envTag !== undefined) query.andWhere('ri.env_tag = :envTag', { envTag: filter.envTag });
     if (filter.protocol !== undefined) query.andWhere('ri.protocol = :protocol', { protocol: filter.protocol });
-    return query.orderBy('ri.connected_ts', 'ASC').addOrderBy('ri.runtime_instance_id').getMany();
+    return query.orderBy('ri.connected_ts', 'ASC').addOrderBy('ri.runtime_instance_id').limit(limit).getMany();
   }
 
   /** A page of instances in identity order, with the total. */
