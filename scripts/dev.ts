@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, resolveDatabase, runMigrations } from '#database';
@@ -57,6 +58,29 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
+/** Resolves when nothing listens on `port` yet (a second `npm start` must stop before it prints tokens). */
+function portFree(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, host, () => probe.close(() => resolve(true)));
+  });
+}
+
+async function checkPorts(settings: Settings): Promise<void> {
+  const ports = [
+    ['API_PORT', settings.apiPort],
+    ['CONTROLLER_PORT', settings.controllerPort],
+  ] as const;
+  for (const [name, port] of ports) {
+    if (port !== 0 && !(await portFree(port, settings.listenHost))) {
+      throw new Error(
+        `port ${port} (${name}) is already in use; is Bindery already running? Stop it, or set ${name} to a free port`,
+      );
+    }
+  }
+}
+
 async function banner(settings: Settings): Promise<string> {
   const api = `http://localhost:${settings.apiPort}`;
   const controller = `localhost:${settings.controllerPort}`;
@@ -79,8 +103,8 @@ async function banner(settings: Settings): Promise<string> {
     lines.push(
       '',
       'Dev tokens (issuer bindery-dev, valid 8 hours; more with `npm run token -- --help`):',
-      `  ADMIN=${admin}`,
-      `  RUNTIME=${runtime}`,
+      `  export ADMIN=${admin}`,
+      `  export RUNTIME=${runtime}`,
       '',
       'Try:',
       `  curl -s -H "Authorization: Bearer ${admin}" ${api}/tags`,
@@ -94,19 +118,29 @@ async function banner(settings: Settings): Promise<string> {
 
 async function main(): Promise<void> {
   const settings = loadSettings();
+  try {
+    await checkPorts(settings);
+  } catch (error) {
+    process.stderr.write(`start: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
   const database = await resolveDatabase(settings);
   const logDir = join(settings.dataDir, 'logs');
   await mkdir(logDir, { recursive: true });
   const children: ChildProcess[] = [];
   let stopping = false;
-  const stopAll = async (code: number): Promise<never> => {
+  const stopAll = async (code: number): Promise<void> => {
+    // A second signal while stopping changes nothing: the first stop finishes the job.
+    if (stopping) return;
     stopping = true;
     await Promise.all(children.map(stopChild));
     await database.stop();
     process.exit(code);
   };
-  process.once('SIGINT', () => void stopAll(0));
-  process.once('SIGTERM', () => void stopAll(0));
+  // SIGTERM reaches this process from `npm start` too (the script execs node), so the tree stops either way.
+  process.on('SIGINT', () => void stopAll(0));
+  process.on('SIGTERM', () => void stopAll(0));
+  process.on('SIGHUP', () => void stopAll(0));
   try {
     await prepare(database.url);
     const env = {

@@ -7,19 +7,26 @@ import { ensureDevKey, signDevToken } from '#token-binding';
 const usage = `usage: npm run token -- [--sub S] [--client-id C] [--scope "portal.r portal.w"] [--host H] [--sid S] [--env E] [--exp SECONDS]
 Prints a token signed with the dev key (dev mode only). Every claim is optional; exp defaults to 3600 s.`;
 
-const { values } = parseArgs({
-  options: {
-    sub: { type: 'string' },
-    'client-id': { type: 'string' },
-    scope: { type: 'string' },
-    host: { type: 'string' },
-    sid: { type: 'string' },
-    env: { type: 'string' },
-    exp: { type: 'string' },
-    help: { type: 'boolean' },
-  },
-  strict: true,
-});
+const OPTIONS = {
+  sub: { type: 'string' },
+  'client-id': { type: 'string' },
+  scope: { type: 'string' },
+  host: { type: 'string' },
+  sid: { type: 'string' },
+  env: { type: 'string' },
+  exp: { type: 'string' },
+  help: { type: 'boolean' },
+} as const;
+
+let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: true }>>;
+try {
+  parsed = parseArgs({ options: OPTIONS, strict: true });
+} catch (error) {
+  // An unknown or incomplete flag: say which, then how to call it (never a stack trace).
+  process.stderr.write(`token: ${(error as Error).message}\n${usage}\n`);
+  process.exit(2);
+}
+const { values } = parsed;
 
 if (values.help === true) {
   process.stdout.write(`${usage}\n`);
