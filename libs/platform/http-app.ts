@@ -13,6 +13,8 @@ import { PROBLEM_CONTENT_TYPE, problemBody, ProblemException, ProblemFilter, sen
 import { validationPipe } from './validation.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+/** Longer request targets are 414 (Node's own limit, 16 KiB for the request line and headers, is 431 or 414). */
+export const MAX_URL_LENGTH = 8192;
 
 /** A Nest app on Fastify with the shared edge: problem+json errors, strict validation, pino logs. */
 export interface HttpAppOptions {
@@ -53,6 +55,10 @@ export async function createHttpApp(
     .addHook('onRequest', (request, reply, done) => {
       // Echo the request id so a caller can quote it when reporting a problem.
       void reply.header('x-request-id', request.id);
+      if (request.url.length > MAX_URL_LENGTH) {
+        sendError(reply, new ProblemException(414, `The request target is longer than ${MAX_URL_LENGTH} characters`));
+        return;
+      }
       // No route for this method: 405 with Allow when the path has routes for other methods (else 404).
       if (request.routeOptions.url === undefined) {
         const allowed = allowedMethods(app.getHttpAdapter().getInstance(), request.url);
@@ -89,13 +95,32 @@ function allowedMethods(instance: FastifyInstance, url: string): string[] {
   return METHODS.filter((method) => instance.findRoute({ method, url: path }) !== null);
 }
 
+/** The status for a request Node's parser refused: its request line too long is 414, an unknown method 501. */
+function clientErrorStatus(error: Error & { code?: string; rawPacket?: unknown }): number {
+  const packet = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.toString('latin1') : '';
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW': {
+      // The overflow happened inside the request line when the bytes so far hold no complete first line.
+      const firstLine = packet.indexOf('\r\n');
+      return firstLine === -1 || firstLine > MAX_URL_LENGTH ? 414 : 431;
+    }
+    case 'HPE_INVALID_METHOD':
+      // A well-formed request line with a method nobody implements; anything else is just malformed.
+      return /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ \S+ HTTP\/\d\.\d\r\n/.test(packet) ? 501 : 400;
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return 408;
+    default:
+      return 400;
+  }
+}
+
 /** Answers a request Node's parser refused, as problem+json, then closes the connection. */
-function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+function answerClientError(error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
   if (!socket.writable) {
     socket.destroy();
     return;
   }
-  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const status = clientErrorStatus(error);
   const body = problemBody(status, titleFor(status));
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +

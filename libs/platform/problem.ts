@@ -28,9 +28,12 @@ const TITLES: Readonly<Record<number, string>> = {
   409: 'Conflict',
   412: 'Precondition Failed',
   413: 'Content Too Large',
+  414: 'URI Too Long',
   415: 'Unsupported Media Type',
   428: 'Precondition Required',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
+  501: 'Not Implemented',
   503: 'Service Unavailable',
 };
 

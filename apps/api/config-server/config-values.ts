@@ -8,7 +8,7 @@ export const PROPERTY_KEY = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$
 export const MAX_PROPERTY_KEY_LENGTH = 255;
 export const MAX_PROPERTIES_PER_LAYER = 2000;
 
-/** A plain file name: no path, no leading dot. */
+/** A plain file name: no path, no leading dot (and no `..` anywhere, below). */
 export const FILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
 export const MAX_FILE_NAME_LENGTH = 255;
 export const MAX_FILES_PER_KIND = 200;
@@ -129,8 +129,8 @@ export function decodeFiles(input: unknown, field = 'files'): Map<string, Buffer
 }
 
 export function fileNameProblem(name: string): string | undefined {
-  if (name.length > MAX_FILE_NAME_LENGTH || !FILE_NAME.test(name)) {
-    return 'name must be a plain file name of A-Z, a-z, 0-9, ., _ and - (not starting with a dot)';
+  if (name.length > MAX_FILE_NAME_LENGTH || !FILE_NAME.test(name) || name.includes('..')) {
+    return 'name must be a plain file name of A-Z, a-z, 0-9, ., _ and - (not starting with a dot, no "..")';
   }
   return undefined;
 }
