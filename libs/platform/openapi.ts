@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { DATABASE_RETRY_AFTER_SEC } from './problem.js';
 
 export const BEARER_SCHEME = 'bearer';
 
@@ -25,9 +26,12 @@ export function setupOpenApi(app: INestApplication, title: string, description: 
     .setTitle(title)
     .setDescription(description)
     .setVersion('0.1.0')
+    .setLicense('UNLICENSED (proprietary)', 'https://docs.npmjs.com/cli/configuring-npm/package-json#license')
+    // Relative: the document describes whichever host and port served it.
+    .addServer('/', 'the server that served this document')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, BEARER_SCHEME)
     .build();
-  const document = SwaggerModule.createDocument(app, config);
+  const document = completeOperations(SwaggerModule.createDocument(app, config));
   document.components = {
     ...document.components,
     schemas: { ...document.components?.schemas, Problem: PROBLEM_SCHEMA },
@@ -38,9 +42,47 @@ export function setupOpenApi(app: INestApplication, title: string, description: 
   });
 }
 
-/** An error response documented as problem+json. */
-export const problemResponse = (status: number, description: string) => ({
-  status,
+/** Paths that never touch the database: no 503 for them. */
+const WITHOUT_DATABASE = new Set(['/health/live', '/metrics']);
+
+/**
+ * What every operation shares, added in one place instead of on each route: a declared security
+ * requirement (`[]` where no token is needed), 414 for any request target over the limit, 413 and 415
+ * where a body is read, and the 503 with `Retry-After` of an unreachable database (DESIGN 3).
+ */
+function completeOperations(document: OpenAPIObject): OpenAPIObject {
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
+      const operation = item[method];
+      if (operation === undefined) continue;
+      operation.security ??= [];
+      const responses = operation.responses;
+      responses['414'] ??= problemObject('The request target is longer than 8192 characters');
+      if (operation.requestBody !== undefined) {
+        responses['413'] ??= problemObject('The body is larger than the limit');
+        responses['415'] ??= problemObject('The body is not application/json');
+      }
+      if (!WITHOUT_DATABASE.has(path)) {
+        responses['503'] ??= {
+          ...problemObject('The database is not reachable; retry after the given seconds'),
+          headers: {
+            'Retry-After': {
+              description: `seconds to wait (${DATABASE_RETRY_AFTER_SEC})`,
+              schema: { type: 'integer' },
+            },
+          },
+        };
+      }
+    }
+  }
+  return document;
+}
+
+/** A problem+json response object as it stands in the document. */
+const problemObject = (description: string) => ({
   description,
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 });
+
+/** An error response documented as problem+json (the argument of `@ApiResponse`). */
+export const problemResponse = (status: number, description: string) => ({ status, ...problemObject(description) });

@@ -61,6 +61,7 @@ export function entitiesController(def: EntityTypeDefinition): Type<unknown> {
     constructor(private readonly entities: EntitiesService) {}
 
     @Post()
+    @ApiOperation({ summary: `Create a ${def.entityType}, optionally with its tags` })
     @Authenticated(SCOPE_WRITE)
     @ApiBody({ type: def.body })
     @ApiCreatedResponse({ type: View, headers: { ...locationHeader(`/${def.path}/{${def.idField}}`), ...ETAG_HEADER } })
@@ -79,6 +80,7 @@ export function entitiesController(def: EntityTypeDefinition): Type<unknown> {
     @Get()
     @Authenticated(SCOPE_READ)
     @ApiOperation({
+      summary: `List ${def.path}, filtered by fields and tag names, paged`,
       description: `sort keys: ${[...def.sortFields, def.idField, 'updateTs'].join(', ')} (default ${def.sortFields[0]})`,
     })
     @ApiOkResponse({ type: Page })
@@ -88,6 +90,7 @@ export function entitiesController(def: EntityTypeDefinition): Type<unknown> {
     }
 
     @Get(':id')
+    @ApiOperation({ summary: `Read one ${def.entityType}` })
     @Authenticated(SCOPE_READ)
     @idParam
     @ApiOkResponse({ type: View, headers: ETAG_HEADER })
@@ -101,6 +104,7 @@ export function entitiesController(def: EntityTypeDefinition): Type<unknown> {
     }
 
     @Put(':id')
+    @ApiOperation({ summary: `Replace a ${def.entityType} (and its tags when tagIds is sent)` })
     @Authenticated(SCOPE_WRITE)
     @idParam
     @ApiHeader(IF_MATCH_HEADER)
@@ -120,6 +124,7 @@ export function entitiesController(def: EntityTypeDefinition): Type<unknown> {
     }
 
     @Delete(':id')
+    @ApiOperation({ summary: `Delete a ${def.entityType} and its tag links` })
     @HttpCode(204)
     @Authenticated(SCOPE_WRITE)
     @idParam
@@ -136,6 +141,7 @@ export function entitiesController(def: EntityTypeDefinition): Type<unknown> {
     }
 
     @Get(':id/tags')
+    @ApiOperation({ summary: `The tags of a ${def.entityType}` })
     @Authenticated(SCOPE_READ)
     @idParam
     @ApiOkResponse({ type: [TagView], description: 'its visible tags, sorted by tagName' })
@@ -145,6 +151,7 @@ export function entitiesController(def: EntityTypeDefinition): Type<unknown> {
     }
 
     @Put(':id/tags')
+    @ApiOperation({ summary: `Replace the tags of a ${def.entityType}` })
     @Authenticated(SCOPE_WRITE)
     @idParam
     @ApiHeader(IF_MATCH_HEADER)

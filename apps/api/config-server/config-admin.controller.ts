@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Put, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { problemResponse } from '#platform';
 import { Authenticated, CurrentPrincipal, SCOPE_ADMIN, type Principal } from '#token-binding';
 import { ConfigAdminService } from './config-admin.service.js';
@@ -27,6 +27,7 @@ export class ConfigAdminController {
   constructor(private readonly admin: ConfigAdminService) {}
 
   @Put('properties')
+  @ApiOperation({ summary: 'Replace the properties of one layer' })
   @Authenticated(SCOPE_ADMIN)
   @ApiOkResponse({ type: PropertiesLayerView, description: 'The layer after the atomic replace' })
   @ApiResponse(BAD_PROPERTIES)
@@ -40,6 +41,7 @@ export class ConfigAdminController {
   }
 
   @Get('properties')
+  @ApiOperation({ summary: 'Read the properties of one layer' })
   @Authenticated(SCOPE_ADMIN)
   @ApiOkResponse({ type: PropertiesLayerView, description: 'properties is {} for an empty layer' })
   @ApiResponse(BAD_ADDRESS)
@@ -48,6 +50,7 @@ export class ConfigAdminController {
   }
 
   @Delete('properties')
+  @ApiOperation({ summary: 'Delete the properties of one layer' })
   @HttpCode(204)
   @Authenticated(SCOPE_ADMIN)
   @ApiNoContentResponse({ description: "The layer's properties are gone (also when there were none)" })
@@ -57,6 +60,7 @@ export class ConfigAdminController {
   }
 
   @Put('files')
+  @ApiOperation({ summary: 'Replace the files of one kind of one layer' })
   @Authenticated(SCOPE_ADMIN)
   @ApiOkResponse({ type: FilesLayerView, description: "The layer's files of that kind after the atomic replace" })
   @ApiResponse(BAD_FILES)
@@ -70,6 +74,7 @@ export class ConfigAdminController {
   }
 
   @Get('files')
+  @ApiOperation({ summary: 'Read the files of one kind of one layer' })
   @Authenticated(SCOPE_ADMIN)
   @ApiOkResponse({ type: FilesLayerView, description: 'files is {} when there are none' })
   @ApiResponse(BAD_FILES)
@@ -78,6 +83,7 @@ export class ConfigAdminController {
   }
 
   @Delete('files')
+  @ApiOperation({ summary: 'Delete the files of one kind of one layer' })
   @HttpCode(204)
   @Authenticated(SCOPE_ADMIN)
   @ApiNoContentResponse({ description: "The layer's files of that kind are gone (also when there were none)" })

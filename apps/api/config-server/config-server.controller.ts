@@ -1,5 +1,5 @@
 import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
-import { ApiHeader, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { problemResponse } from '#platform';
 import { AuthenticatedConfigRequest, SCOPE_READ } from '#token-binding';
@@ -36,6 +36,7 @@ export class ConfigServerController {
   constructor(private readonly config: ConfigServerService) {}
 
   @Get('configs')
+  @ApiOperation({ summary: 'The merged properties a runtime sees (token-bound)' })
   @AuthenticatedConfigRequest(SCOPE_READ)
   @ApiHeader(IF_NONE_MATCH)
   @ApiHeader({ name: 'Accept', required: false, description: 'application/yaml for a values.yml' })
@@ -63,6 +64,7 @@ export class ConfigServerController {
   }
 
   @Get('certs')
+  @ApiOperation({ summary: 'The merged certificates a runtime sees, base64 (token-bound)' })
   @AuthenticatedConfigRequest(SCOPE_READ)
   @ApiHeader(IF_NONE_MATCH)
   @ApiResponse(FILES_OK)
@@ -77,6 +79,7 @@ export class ConfigServerController {
   }
 
   @Get('files')
+  @ApiOperation({ summary: 'The merged files a runtime sees, base64 (token-bound)' })
   @AuthenticatedConfigRequest(SCOPE_READ)
   @ApiHeader(IF_NONE_MATCH)
   @ApiResponse(FILES_OK)

@@ -4,6 +4,7 @@ import {
   ApiNoContentResponse,
   ApiOkResponse,
   ApiCreatedResponse,
+  ApiOperation,
   ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
@@ -24,6 +25,7 @@ export class TagsController {
   constructor(private readonly tags: TagsService) {}
 
   @Post()
+  @ApiOperation({ summary: 'Create a tag' })
   @Authenticated(SCOPE_WRITE)
   @ApiCreatedResponse({
     type: TagView,
@@ -42,6 +44,7 @@ export class TagsController {
   }
 
   @Get()
+  @ApiOperation({ summary: 'List tags, filtered, sorted and paged' })
   @Authenticated(SCOPE_READ)
   @ApiOkResponse({ type: TagPage })
   @ApiResponse(problemResponse(400, 'Invalid or repeated query parameter'))
@@ -50,6 +53,7 @@ export class TagsController {
   }
 
   @Get(':tagId')
+  @ApiOperation({ summary: 'Read one tag' })
   @Authenticated(SCOPE_READ)
   @ApiOkResponse({ type: TagView, headers: ETAG_HEADER })
   @ApiResponse(problemResponse(404, "No such tag (or another host's)"))
@@ -64,6 +68,7 @@ export class TagsController {
   }
 
   @Put(':tagId')
+  @ApiOperation({ summary: 'Replace a tag' })
   @Authenticated(SCOPE_WRITE)
   @ApiHeader(IF_MATCH_HEADER)
   @ApiOkResponse({ type: TagView, headers: ETAG_HEADER })
@@ -84,6 +89,7 @@ export class TagsController {
   }
 
   @Delete(':tagId')
+  @ApiOperation({ summary: 'Delete a tag and its links to entities' })
   @HttpCode(204)
   @Authenticated(SCOPE_WRITE)
   @ApiHeader(IF_MATCH_HEADER)
