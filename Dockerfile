@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
-# One image for both processes; the compose file picks the entry point.
+# One image for both processes; the compose file picks the entry point. Node 24 LTS (20 is end of life).
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -12,7 +12,7 @@ COPY scripts ./scripts
 # Production needs neither dev tools nor the embedded PostgreSQL binaries (an optional dependency).
 RUN npm run build && npm prune --omit=dev --omit=optional
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     BINDERY_DATA_DIR=/data
 WORKDIR /app

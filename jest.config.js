@@ -1,16 +1,24 @@
 /** Jest in ESM mode (NestJS 12 is ESM-only); ts-jest transpiles each file in isolation. */
+
+// From Node 22, jest loads a require()d ESM package itself; on Node 20 it cannot, so one is made CommonJS.
+const JEST_REQUIRES_ESM = Number(process.versions.node.split('.')[0]) >= 22;
+
+/** @fastify/static (the /docs page) require()s this ESM-only package; Node 20 can, jest on Node 20 cannot. */
+const CONTENT_DISPOSITION_AS_CJS = {
+  '/node_modules/content-disposition/.+\\.js$': [
+    'ts-jest',
+    { tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10', isolatedModules: true } },
+  ],
+};
+
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.test.json' }],
-    // @fastify/static (the /docs page) require()s this ESM-only package; Node 20 can, jest cannot.
-    '/node_modules/content-disposition/.+\\.js$': [
-      'ts-jest',
-      { tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10', isolatedModules: true } },
-    ],
+    ...(JEST_REQUIRES_ESM ? {} : CONTENT_DISPOSITION_AS_CJS),
   },
-  transformIgnorePatterns: ['/node_modules/(?!content-disposition/)'],
+  transformIgnorePatterns: [JEST_REQUIRES_ESM ? '/node_modules/' : '/node_modules/(?!content-disposition/)'],
   moduleNameMapper: {
     '^#token-binding$': '<rootDir>/libs/token-binding/index.ts',
     '^#database$': '<rootDir>/libs/database/index.ts',

@@ -74,4 +74,29 @@ describe('loadSettings', () => {
     expect(s.enforceSidHostMatch).toBe(false);
     expect(s.apiPort).toBe(9000);
   });
+
+  it('has the documented defaults for the limits, the pool and the proxy', () => {
+    expect(loadSettings({})).toMatchObject({
+      wsMaxConnections: 10_000,
+      wsMaxUnauthenticated: 1000,
+      wsAuthTimeoutMs: 5000,
+      dbPoolSize: 10,
+      dbStatementTimeoutMs: 5000,
+      trustProxy: false,
+      shutdownTimeoutMs: 25_000,
+    });
+    // A small connection cap lowers the default unauthenticated cap with it.
+    expect(loadSettings({ WS_MAX_CONNECTIONS: '50' }).wsMaxUnauthenticated).toBe(50);
+    expect(loadSettings({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+  });
+
+  it.each([
+    ['WS_MAX_UNAUTHENTICATED', { WS_MAX_CONNECTIONS: '10', WS_MAX_UNAUTHENTICATED: '11' }],
+    ['DB_POOL_SIZE', { DB_POOL_SIZE: '0' }],
+    ['DB_STATEMENT_TIMEOUT_MS', { DB_STATEMENT_TIMEOUT_MS: 'soon' }],
+    ['TRUST_PROXY', { TRUST_PROXY: 'maybe' }],
+    ['WS_AUTH_TIMEOUT_MS', { WS_AUTH_TIMEOUT_MS: '-1' }],
+  ])('refuses a bad %s', (variable, env) => {
+    expect(() => loadSettings(env)).toThrow(new RegExp(`^Invalid setting ${variable}: `));
+  });
 });

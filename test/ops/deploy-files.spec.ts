@@ -73,6 +73,12 @@ describe('Dockerfile', () => {
     expect(text).toMatch(/^CMD \["node", "dist\/apps\/api\/main\.js"\]$/m);
     expect(text).toContain('npm prune --omit=dev --omit=optional');
   });
+
+  it('runs on a supported Node LTS (24 or 26), never the end-of-life 20', () => {
+    const images = [...text.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+    expect(images).toHaveLength(2);
+    for (const image of images) expect(image).toMatch(/^node:(24|26)(-|$)/);
+  });
 });
 
 describe('docs/design.md', () => {
