@@ -59,6 +59,11 @@ export async function createHttpApp(
         sendError(reply, new ProblemException(414, `The request target is longer than ${MAX_URL_LENGTH} characters`));
         return;
       }
+      // A declared length over the limit is refused before its content type or a byte of it is read (DESIGN 3).
+      if (Number(request.headers['content-length'] ?? 0) > BODY_LIMIT_BYTES) {
+        sendError(reply, new ProblemException(413, 'Request body is too large'));
+        return;
+      }
       // No route for this method: 405 with Allow when the path has routes for other methods (else 404).
       if (request.routeOptions.url === undefined) {
         const allowed = allowedMethods(app.getHttpAdapter().getInstance(), request.url);

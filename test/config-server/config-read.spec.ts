@@ -346,7 +346,7 @@ describe('config server in the OpenAPI document', () => {
     }>();
     for (const endpoint of ENDPOINTS) {
       const op = doc.paths[`/config-server/${endpoint}`]?.get;
-      expect(Object.keys(op?.responses ?? {}).sort()).toEqual(['200', '304', '400', '401', '403']);
+      expect(Object.keys(op?.responses ?? {}).sort()).toEqual(['200', '304', '400', '401', '403', '414', '503']);
       expect(Object.keys(op.responses['403'].content ?? {})).toEqual(['application/problem+json', 'text/plain']);
     }
     for (const path of ['/config-server/admin/properties', '/config-server/admin/files']) {

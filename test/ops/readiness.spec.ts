@@ -28,7 +28,8 @@ it('readiness fails while the database is down and recovers by itself when it re
   await server.stop();
   const down = await call(api, 'GET', '/health/ready');
   expect(down.statusCode).toBe(503);
-  expect(down.json()).toMatchObject({ status: 503, detail: 'The database is not reachable' });
+  expect(down.json()).toMatchObject({ status: 503, detail: 'The database is not reachable; retry shortly' });
+  expect(down.headers['retry-after']).toBe('2');
   expect((await call(api, 'GET', '/health/live')).statusCode).toBe(200);
   server = await start();
   const deadline = Date.now() + 15_000;
