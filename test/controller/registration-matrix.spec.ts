@@ -234,14 +234,22 @@ describe('service/register: the binding matrix (DESIGN 6.3)', () => {
       expect(all).toEqual([]);
     });
 
-    it('another scheme than Bearer', async () => {
-      const error = await RpcClient.connect(controller.wsUrl, {
-        headers: { authorization: 'Basic dXNlcjpwYXNz' },
-      }).then(
+    it('another scheme than Bearer is answered like no header (RFC 6750 3.1): the token must come in params', async () => {
+      const client = await RpcClient.connect(controller.wsUrl, { headers: { authorization: 'Basic dXNlcjpwYXNz' } });
+      const answer = await client.call('service/register', { serviceId: 'svc-basic' });
+      expect(answer.error).toMatchObject({ code: -32001, data: { status: 401 } });
+      expect(await client.waitClosed()).toEqual({ code: 1008, reason: 'Unauthorized' });
+    });
+
+    it('a malformed Bearer value is refused with 401 invalid_token', async () => {
+      const error = await RpcClient.connect(controller.wsUrl, { headers: { authorization: 'Bearer a b' } }).then(
         () => undefined,
         (e: unknown) => e,
       );
       expect((error as UpgradeRefused).status).toBe(401);
+      expect((error as UpgradeRefused).headers['www-authenticate']).toBe(
+        'Bearer realm="bindery", error="invalid_token"',
+      );
     });
   });
 

@@ -12,7 +12,7 @@ import {
 import type { Gauge } from 'prom-client';
 import type { VerifyClientCallbackAsync, WebSocket, WebSocketServer } from 'ws';
 import { Metrics, SETTINGS, type Settings } from '#platform';
-import { bearerToken, KeySourceUnavailableError, TokenVerifier } from '#token-binding';
+import { bearerCredential, KeySourceUnavailableError, TokenVerifier } from '#token-binding';
 import { JsonRpcRethrowFilter } from '../jsonrpc/jsonrpc.filter.js';
 import { JsonRpcParams } from '../jsonrpc/jsonrpc-validation.pipe.js';
 import { Connections, RegistryConnection } from './connection.js';
@@ -187,19 +187,20 @@ export class RegistryGateway
   private async verifyUpgrade(request: IncomingMessage, accept: Accept): Promise<void> {
     if (this.connections.stopping) return accept(false, 503, 'Service Unavailable');
     if (this.connections.size >= this.settings.wsMaxConnections) return this.full(accept, 'WS_MAX_CONNECTIONS');
-    const header = request.headers.authorization;
-    // Without a header the upgrade proceeds; `service/register` then needs `params.jwt` (DESIGN 8).
-    if (header === undefined) {
+    const credential = bearerCredential(request.headers.authorization);
+    // Without Bearer credentials (no header, another scheme, `Bearer` alone: RFC 6750 3.1) the upgrade
+    // proceeds; `service/register` then needs `params.jwt` (DESIGN 8).
+    if (credential.kind === 'none') {
       // Sockets without a token have their own cap, so they can never use up the slots of registered ones.
       if (this.connections.unauthenticated >= this.settings.wsMaxUnauthenticated) {
         return this.full(accept, 'WS_MAX_UNAUTHENTICATED');
       }
       return accept(true);
     }
-    const token = bearerToken(header);
     const refuse = (): void =>
       accept(false, 401, 'Unauthorized', { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
-    if (token === undefined) return refuse();
+    if (credential.kind === 'malformed') return refuse();
+    const { token } = credential;
     try {
       await this.verifier.verify(token);
     } catch (error) {
