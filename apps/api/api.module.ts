@@ -5,6 +5,7 @@ import { TokenBindingModule } from '#token-binding';
 import { ConfigServerModule } from './config-server/config-server.module.js';
 import { EntityTagModule } from './catalog/entity-tag.module.js';
 import { TagsModule } from './tags/tags.module.js';
+import { TokenIssuerModule } from './token-issuer/token-issuer.module.js';
 
 export interface ApiOptions extends PlatformOptions {
   readonly databaseUrl: string;
@@ -29,6 +30,8 @@ export class ApiModule {
         TagsModule,
         EntityTagModule,
         ConfigServerModule,
+        // Dev mode and TOKEN_ISSUER_KEY_FILE turn the built-in issuer on (DESIGN 10).
+        ...(options.settings.devMode || options.settings.tokenIssuer.keyFile !== undefined ? [TokenIssuerModule] : []),
       ],
     };
   }

@@ -5,6 +5,7 @@ import { dataSourceOptions, runMigrations } from './data-source.js';
 import { ConfigLayerRepository } from './repositories/config-layer.repository.js';
 import { EntityLinkRepository } from './repositories/entity-link.repository.js';
 import { EntityRepository } from './repositories/entity.repository.js';
+import { OAuthClientRepository } from './repositories/oauth-client.repository.js';
 import { RuntimeInstanceRepository } from './repositories/runtime-instance.repository.js';
 import { TagRepository } from './repositories/tag.repository.js';
 import { UnitOfWork } from './repository.js';
@@ -16,6 +17,7 @@ const REPOSITORIES = [
   EntityLinkRepository,
   ConfigLayerRepository,
   RuntimeInstanceRepository,
+  OAuthClientRepository,
   UnitOfWork,
 ];
 

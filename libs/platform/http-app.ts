@@ -20,6 +20,8 @@ export const MAX_URL_LENGTH = 8192;
 export interface HttpAppOptions {
   /** Title and description of the OpenAPI page served at `/docs`. */
   readonly openApi?: { readonly title: string; readonly description: string };
+  /** Routes (templates) that accept `application/x-www-form-urlencoded`; every other route is JSON only. */
+  readonly formRoutes?: readonly string[];
   /** TRUST_PROXY: `request.ip` is the address the one proxy in front saw (the last X-Forwarded-For hop). */
   readonly trustProxy?: boolean;
 }
@@ -43,7 +45,7 @@ export async function createHttpApp(
   });
   // Nest's parsers (JSON, form, text) are replaced by the one JSON parser with a depth limit.
   const app = await NestFactory.create<NestFastifyApplication>(root, adapter, { bufferLogs: true, bodyParser: false });
-  useJsonBodiesOnly(app.getHttpAdapter().getInstance(), BODY_LIMIT_BYTES);
+  useJsonBodiesOnly(app.getHttpAdapter().getInstance(), BODY_LIMIT_BYTES, options.formRoutes);
   app.useLogger(app.get(Logger));
   // Nest routes Fastify's own errors (bad JSON, body too large) through this filter too.
   app.useGlobalFilters(new ProblemFilter());

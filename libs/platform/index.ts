@@ -8,6 +8,7 @@ export {
   DATABASE_RETRY_AFTER_SEC,
   databaseUnavailable,
   forbidden,
+  JsonErrorException,
   notFound,
   PlainTextException,
   preconditionFailed,
@@ -50,3 +51,4 @@ export {
   trim,
   trimToUndefined,
 } from './validators.js';
+export { MAX_JSON_DEPTH, type FormFields } from './json-body.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { badRequest } from './problem.js';
+import { badRequest, ProblemException } from './problem.js';
 
 /** Deeper JSON is refused before it is parsed, transformed or validated (DESIGN 3). */
 export const MAX_JSON_DEPTH = 32;
@@ -26,8 +26,13 @@ export function jsonDepthExceeds(text: string, limit = MAX_JSON_DEPTH): boolean 
  * MAX_JSON_DEPTH levels. Every other content type is refused with 415 by Fastify: a form-encoded body (curl's
  * default) would otherwise be parsed into a confusing list of field errors.
  */
-export function useJsonBodiesOnly(instance: FastifyInstance, bodyLimit: number): void {
+export function useJsonBodiesOnly(
+  instance: FastifyInstance,
+  bodyLimit: number,
+  formRoutes: readonly string[] = [],
+): void {
   instance.removeAllContentTypeParsers();
+  useFormBodiesOn(instance, formRoutes);
   instance.addContentTypeParser(
     /^application\/([\w.+-]+\+)?json$/i,
     { parseAs: 'string', bodyLimit },
@@ -41,6 +46,33 @@ export function useJsonBodiesOnly(instance: FastifyInstance, bodyLimit: number):
       } catch {
         done(badRequest('The body is not valid JSON'), undefined);
       }
+    },
+  );
+}
+
+/** A form-encoded body: each field with every value it was sent with, in order. */
+export type FormFields = Readonly<Record<string, readonly string[]>>;
+
+/** Form bodies are small (a token request): anything larger is refused before parsing. */
+const FORM_BODY_LIMIT_BYTES = 16 * 1024;
+
+/**
+ * `application/x-www-form-urlencoded` on the listed routes only (the token endpoint, RFC 6749 wants forms);
+ * on every other route it is 415 as before, so a JSON route never sees a form.
+ */
+function useFormBodiesOn(instance: FastifyInstance, routes: readonly string[]): void {
+  if (routes.length === 0) return;
+  const allowed = new Set(routes);
+  instance.addContentTypeParser(
+    /^application\/x-www-form-urlencoded$/i,
+    { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT_BYTES },
+    (request, body, done) => {
+      if (!allowed.has(request.routeOptions.url ?? '')) {
+        return done(new ProblemException(415, 'Unsupported Media Type: application/x-www-form-urlencoded'), undefined);
+      }
+      const fields: Record<string, string[]> = {};
+      for (const [name, value] of new URLSearchParams(body as string)) (fields[name] ??= []).push(value);
+      done(null, fields);
     },
   );
 }

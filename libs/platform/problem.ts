@@ -79,6 +79,23 @@ export class PlainTextException extends HttpException {
   }
 }
 
+/**
+ * An error whose body a standard other than RFC 9457 fixes (the token endpoint's RFC 6749 5.2 errors):
+ * rendered as `application/json` exactly as given, with its headers.
+ */
+export class JsonErrorException extends HttpException {
+  constructor(
+    status: number,
+    readonly body: Readonly<Record<string, string>>,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = stackLimitFor(status);
+    super(body.error ?? 'error', status);
+    Error.stackTraceLimit = limit;
+  }
+}
+
 export const badRequest = (detail: string, errors?: readonly FieldError[]): ProblemException =>
   new ProblemException(HttpStatus.BAD_REQUEST, detail, errors ? { errors } : {});
 export const notFound = (detail: string): ProblemException => new ProblemException(HttpStatus.NOT_FOUND, detail);
@@ -134,6 +151,14 @@ export function renderError(error: unknown): Rendered {
   if (isDatabaseUnavailable(error)) return renderError(databaseUnavailable());
   if (error instanceof PlainTextException) {
     return { status: error.getStatus(), contentType: 'text/plain; charset=utf-8', body: error.text, headers: {} };
+  }
+  if (error instanceof JsonErrorException) {
+    return {
+      status: error.getStatus(),
+      contentType: 'application/json; charset=utf-8',
+      body: JSON.stringify(error.body),
+      headers: { 'cache-control': 'no-store', ...error.headers },
+    };
   }
   if (error instanceof ProblemException) {
     const status = error.getStatus();

@@ -42,6 +42,12 @@ export interface Settings {
     readonly algorithms: readonly JwtAlgorithm[];
     readonly clockToleranceSec: number;
   };
+  /** The built-in client-credentials issuer (DESIGN 10): on in dev mode and with TOKEN_ISSUER_KEY_FILE. */
+  readonly tokenIssuer: {
+    /** PEM private key(s); undefined in dev mode, where the dev key signs. */
+    readonly keyFile: string | undefined;
+    readonly ttlSec: number;
+  };
   readonly controllerHostId: string;
   readonly enforceSidHostMatch: boolean;
   readonly allowUnenforcedBinding: boolean;
@@ -152,9 +158,13 @@ export function loadSettings(env: Env = process.env): Settings {
   if (jwksUri !== undefined && jwksFile !== undefined) {
     throw new SettingsError('JWT_JWKS_FILE', 'set either JWT_JWKS_URI or JWT_JWKS_FILE, not both');
   }
-  const devMode = jwksUri === undefined && jwksFile === undefined;
+  const issuerKeyFile = text(env, 'TOKEN_ISSUER_KEY_FILE');
+  const devMode = jwksUri === undefined && jwksFile === undefined && issuerKeyFile === undefined;
   if (devMode && production) {
-    throw new SettingsError('JWT_JWKS_URI', 'required when NODE_ENV=production (dev mode is refused)');
+    throw new SettingsError(
+      'JWT_JWKS_URI',
+      'required when NODE_ENV=production unless TOKEN_ISSUER_KEY_FILE is set (dev mode is refused)',
+    );
   }
   const issuer = text(env, 'JWT_ISSUER') ?? (devMode ? DEV_ISSUER : undefined);
   if (issuer === undefined) throw new SettingsError('JWT_ISSUER', 'required when a key source is configured');
@@ -197,6 +207,10 @@ export function loadSettings(env: Env = process.env): Settings {
       audience: text(env, 'JWT_AUDIENCE') ?? 'bindery',
       algorithms: algorithms(env),
       clockToleranceSec: positiveInt(env, 'JWT_CLOCK_TOLERANCE_SEC', 30),
+    },
+    tokenIssuer: {
+      keyFile: issuerKeyFile === undefined ? undefined : resolve(issuerKeyFile),
+      ttlSec: positiveInt(env, 'TOKEN_TTL_SEC', 900),
     },
     controllerHostId,
     enforceSidHostMatch,

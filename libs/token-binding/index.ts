@@ -60,3 +60,13 @@ export {
   UnenforcedBindingWarning,
   warnIfBindingUnenforced,
 } from './binding.guard.js';
+export {
+  issuerKeyOf,
+  IssuerKeyRing,
+  issuerKeyRingFor,
+  jwkThumbprint,
+  loadIssuerKeys,
+  type IssuedTokenOptions,
+  type IssuerAlgorithm,
+  type IssuerKey,
+} from './issuer-keys.js';

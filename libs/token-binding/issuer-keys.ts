@@ -1,6 +1,7 @@
 import { createHash, createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { SignJWT, type JWTPayload } from 'jose';
+import { ensureDevKey } from './dev-keys.js';
 
 export type IssuerAlgorithm = 'ES256' | 'RS256';
 
@@ -36,12 +37,13 @@ function algorithmOf(key: KeyObject): IssuerAlgorithm {
   throw new Error('issuer keys must be EC P-256 (ES256) or RSA of at least 2048 bits (RS256)');
 }
 
-/** The issuer key for a private key object. */
-export function issuerKeyOf(privateKey: KeyObject): IssuerKey {
+/** The issuer key for a private key object; `kid` defaults to its RFC 7638 thumbprint. */
+export function issuerKeyOf(privateKey: KeyObject, kidOverride?: string): IssuerKey {
   const alg = algorithmOf(privateKey);
   const publicKey = createPublicKey(privateKey);
   const jwk = publicKey.export({ format: 'jwk' });
-  const kid = jwkThumbprint(jwk);
+  // The dev key keeps the kid it was generated with, under which the verifiers already know it.
+  const kid = kidOverride ?? jwkThumbprint(jwk);
   return { kid, alg, privateKey, publicKey, publicJwk: { ...jwk, kid, alg, use: 'sig' } };
 }
 
@@ -91,4 +93,11 @@ export class IssuerKeyRing {
       .setJti(options.jti)
       .sign(this.signer.privateKey);
   }
+}
+
+/** The issuer's keys for these settings: TOKEN_ISSUER_KEY_FILE's, else (dev mode) the dev key. */
+export async function issuerKeyRingFor(keyFile: string | undefined, dataDir: string): Promise<IssuerKeyRing> {
+  if (keyFile !== undefined) return new IssuerKeyRing(await loadIssuerKeys(keyFile));
+  const dev = await ensureDevKey(dataDir);
+  return new IssuerKeyRing([issuerKeyOf(dev.privateKey, dev.kid)]);
 }

@@ -4,6 +4,7 @@ import type { JWTPayload } from 'jose';
 import type { Settings } from '#platform';
 import { principalOf, type Principal } from './claims.js';
 import { ensureDevKey } from './dev-keys.js';
+import { IssuerKeyRing, loadIssuerKeys } from './issuer-keys.js';
 import { KeySourceUnavailableError, RemoteJwksKeyStore, StaticKeyStore, type KeyStore } from './keys.js';
 import { InvalidTokenError, screenToken } from './token-rules.js';
 
@@ -95,6 +96,11 @@ export class TokenVerifier {
 export async function keyStoreFor(settings: Settings): Promise<KeyStore> {
   if (settings.jwt.jwksUri !== undefined) return new RemoteJwksKeyStore({ uri: settings.jwt.jwksUri });
   if (settings.jwt.jwksFile !== undefined) return StaticKeyStore.fromFile(settings.jwt.jwksFile);
+  // The built-in issuer alone: trust exactly its keys (all of them, so a rotation needs no restart order).
+  if (settings.tokenIssuer.keyFile !== undefined) {
+    const ring = new IssuerKeyRing(await loadIssuerKeys(settings.tokenIssuer.keyFile));
+    return StaticKeyStore.fromJwks(ring.jwks());
+  }
   const dev = await ensureDevKey(settings.dataDir);
   return StaticKeyStore.fromJwks({ keys: [{ ...dev.publicJwk, kid: dev.kid }] });
 }

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { call, startApi, type TestApi } from '../support/api.js';
 import { startController, type TestController } from '../support/controller.js';
+import { writeIssuerKeyFile } from '../support/tokens.js';
 
 const exec = promisify(execFile);
 
@@ -41,7 +42,8 @@ describe('the OpenAPI documents pass `redocly lint` (recommended rules)', () => 
   let api: TestApi;
   let controller: TestController;
   beforeAll(async () => {
-    api = await startApi();
+    // With the built-in issuer on, so its routes are linted too.
+    api = await startApi({ TOKEN_ISSUER_KEY_FILE: writeIssuerKeyFile().file });
     controller = await startController();
   });
   afterAll(async () => {

@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, type JWTPayload } from 'jose';
+import { issuerKeyOf } from '#token-binding';
 
 export const ISSUER = 'https://issuer.test';
 export const AUDIENCE = 'bindery';
@@ -88,4 +89,13 @@ const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toStr
 /** Hand-made token text for cases no honest signer produces. */
 export function rawToken(header: unknown, payload: unknown, signature = 'c2ln'): string {
   return `${b64(header)}.${typeof payload === 'string' ? Buffer.from(payload).toString('base64url') : b64(payload)}.${signature}`;
+}
+
+/** Two issuer keys (EC P-256, then RSA 2048) in one PEM file for TOKEN_ISSUER_KEY_FILE, and their kids. */
+export function writeIssuerKeyFile(): { file: string; kids: string[] } {
+  const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+  const file = join(mkdtempSync(join(tmpdir(), 'bindery-issuer-')), 'issuer.pem');
+  writeFileSync(file, [ec, rsa].map((k) => k.export({ format: 'pem', type: 'pkcs8' }).toString()).join('\n'));
+  return { file, kids: [issuerKeyOf(ec).kid, issuerKeyOf(rsa).kid] };
 }

@@ -3,6 +3,7 @@ import { ConfigLayer } from './config-layer.entity.js';
 import { ConfigProperty } from './config-property.entity.js';
 import { DocumentEntity } from './document.entity.js';
 import { EntityTag } from './entity-tag.entity.js';
+import { OAuthClient } from './oauth-client.entity.js';
 import { ProductEntity } from './product.entity.js';
 import { RuntimeInstance } from './runtime-instance.entity.js';
 import { SchemaEntity } from './schema.entity.js';
@@ -14,6 +15,7 @@ export {
   ConfigProperty,
   DocumentEntity,
   EntityTag,
+  OAuthClient,
   ProductEntity,
   RuntimeInstance,
   SchemaEntity,
@@ -34,4 +36,5 @@ export const ENTITIES = [
   ConfigProperty,
   ConfigFile,
   RuntimeInstance,
+  OAuthClient,
 ] as const;

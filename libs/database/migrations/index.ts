@@ -3,6 +3,7 @@ import { CreateEntities1763700001000 } from './1763700001000-create-entities.js'
 import { CreateConfig1763700002000 } from './1763700002000-create-config.js';
 import { CreateRegistry1763700003000 } from './1763700003000-create-registry.js';
 import { WidenEntityType1763700004000 } from './1763700004000-widen-entity-type.js';
+import { CreateOAuthClient1763700005000 } from './1763700005000-create-oauth-client.js';
 
 /** Every migration, oldest first; add new ones at the end. */
 export const migrations = [
@@ -11,4 +12,5 @@ export const migrations = [
   CreateConfig1763700002000,
   CreateRegistry1763700003000,
   WidenEntityType1763700004000,
+  CreateOAuthClient1763700005000,
 ];

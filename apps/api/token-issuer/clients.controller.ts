@@ -1,0 +1,73 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import {
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import { PageQueryDto, problemResponse } from '#platform';
+import { Authenticated, CurrentPrincipal, SCOPE_ADMIN, type Principal } from '#token-binding';
+import { ClientPage, ClientView, ClientWithSecretView } from './client.view.js';
+import { ClientsService } from './clients.service.js';
+import { CreateClientDto } from './dto/create-client.dto.js';
+import { RotateSecretDto } from './dto/rotate-secret.dto.js';
+
+const NOT_FOUND = problemResponse(404, 'No such client');
+
+/** `/oauth2/clients`: the issuer's client records, for operators (DESIGN 10). */
+@ApiTags('oauth2')
+@Controller('oauth2/clients')
+@Authenticated(SCOPE_ADMIN)
+export class ClientsController {
+  constructor(private readonly clients: ClientsService) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Register a client; its secret is in this answer only' })
+  @ApiCreatedResponse({ type: ClientWithSecretView })
+  @ApiResponse(problemResponse(400, 'Invalid body, or a runtime client without host and sid'))
+  @ApiResponse(problemResponse(409, 'A client with that clientId already exists'))
+  create(@CurrentPrincipal() principal: Principal, @Body() body: CreateClientDto): Promise<ClientWithSecretView> {
+    return this.clients.create(principal, body);
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'List clients in clientId order, paged' })
+  @ApiOkResponse({ type: ClientPage })
+  @ApiResponse(problemResponse(400, 'Invalid or repeated query parameter'))
+  list(@Query() query: PageQueryDto): Promise<ClientPage> {
+    return this.clients.list(query.offset, query.limit);
+  }
+
+  @Get(':clientId')
+  @ApiOperation({ summary: 'Read one client (never its secret)' })
+  @ApiOkResponse({ type: ClientView })
+  @ApiResponse(NOT_FOUND)
+  get(@Param('clientId') clientId: string): Promise<ClientView> {
+    return this.clients.get(clientId);
+  }
+
+  @Delete(':clientId')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a client: no new tokens from now on' })
+  @ApiNoContentResponse({ description: 'Deleted; tokens already issued live until exp' })
+  @ApiResponse(NOT_FOUND)
+  async delete(@Param('clientId') clientId: string): Promise<void> {
+    await this.clients.delete(clientId);
+  }
+
+  @Post(':clientId/secret')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Rotate the secret; the old one keeps working for graceSec' })
+  @ApiOkResponse({ type: ClientWithSecretView })
+  @ApiResponse(problemResponse(400, 'graceSec outside 0..86400'))
+  @ApiResponse(NOT_FOUND)
+  rotate(
+    @CurrentPrincipal() principal: Principal,
+    @Param('clientId') clientId: string,
+    @Body() body: RotateSecretDto,
+  ): Promise<ClientWithSecretView> {
+    return this.clients.rotate(principal, clientId, body.graceSec);
+  }
+}

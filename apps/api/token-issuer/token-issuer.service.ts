@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { OAuthClientRepository, type ClientCredentials } from '#database';
+import { SETTINGS, type Settings } from '#platform';
+import { IssuerKeyRing } from '#token-binding';
+import { FailureLimiter } from './failure-limiter.js';
+import { SecretChecker, TooManyChecksError } from './client-secrets.js';
+import { invalidClient, invalidRequest, oauthError } from './oauth-errors.js';
+
+export const ISSUER_KEYS = Symbol('ISSUER_KEYS');
+
+/** The 200 answer of `POST /oauth2/token` (RFC 6749 5.1). */
+export interface TokenAnswer {
+  readonly access_token: string;
+  readonly token_type: 'Bearer';
+  readonly expires_in: number;
+  readonly scope: string;
+}
+
+/** Fields the endpoint reads; anything else in the form (`sid=`, `host=`, `sub=`) is ignored, never copied. */
+const SINGLE_FIELDS = ['grant_type', 'scope', 'env', 'client_id', 'client_secret'] as const;
+type Field = (typeof SINGLE_FIELDS)[number];
+
+// A fixed hash checked for unknown client ids, so their answer takes as long as a wrong secret's.
+const UNKNOWN_CLIENT_HASH = 'scrypt$1024$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+
+interface ClientAuthentication {
+  readonly clientId: string;
+  readonly secret: string;
+}
+
+/**
+ * The client-credentials grant (DESIGN 10): authenticates the client, applies its scopes and envs, and
+ * signs an RFC 9068 access token whose `host` and `sid` come from the client record only.
+ */
+@Injectable()
+export class TokenIssuerService {
+  private readonly logger = new Logger('TokenIssuer');
+
+  constructor(
+    private readonly clients: OAuthClientRepository,
+    private readonly checker: SecretChecker,
+    private readonly limiter: FailureLimiter,
+    @Inject(ISSUER_KEYS) private readonly keys: IssuerKeyRing,
+    @Inject(SETTINGS) private readonly settings: Settings,
+  ) {}
+
+  async issue(form: unknown, authorization: string | undefined, address: string): Promise<TokenAnswer> {
+    const fields = formFields(form);
+    const grant = fields.grant_type;
+    if (grant === undefined) throw invalidRequest('grant_type is required');
+    if (grant !== 'client_credentials') {
+      throw oauthError(400, 'unsupported_grant_type', 'Only grant_type=client_credentials is supported');
+    }
+    const auth = clientAuthentication(fields, authorization);
+    const locked = this.limiter.lockedFor(auth.clientId, address);
+    if (locked !== undefined) {
+      // Refused before any hash is computed: a locked pair costs nothing to answer.
+      throw oauthError(429, 'invalid_client', `Too many failed authentications; retry after ${locked} s`, {
+        'retry-after': String(locked),
+      });
+    }
+    const credentials = await this.clients.credentials(auth.clientId);
+    const client = await this.authenticate(auth, credentials, address);
+    const scopes = grantedScopes(fields.scope, client.client.scopes);
+    const env = fields.env;
+    if (env !== undefined && !client.client.envs.includes(env)) {
+      throw invalidRequest(`env ${JSON.stringify(env)} is not one of this client's envs`);
+    }
+    const { clientId, host, sid } = client.client;
+    const claims = {
+      sub: clientId,
+      client_id: clientId,
+      ...(host === null ? {} : { host }),
+      ...(sid === null ? {} : { sid }),
+      ...(env === undefined ? {} : { env }),
+      scope: scopes.join(' '),
+    };
+    const ttlSec = this.settings.tokenIssuer.ttlSec;
+    const token = await this.keys.sign(claims, {
+      issuer: this.settings.jwt.issuer,
+      audience: this.settings.jwt.audience,
+      ttlSec,
+      jti: randomUUID(),
+    });
+    this.logger.log({ clientId, scope: claims.scope, env: env ?? null }, 'token issued');
+    return { access_token: token, token_type: 'Bearer', expires_in: ttlSec, scope: claims.scope };
+  }
+
+  private async authenticate(
+    auth: ClientAuthentication,
+    credentials: ClientCredentials | null,
+    address: string,
+  ): Promise<ClientCredentials> {
+    let matched: boolean;
+    try {
+      matched = await this.checker.matchesAny(auth.secret, credentials?.secretHashes ?? [UNKNOWN_CLIENT_HASH]);
+    } catch (error) {
+      if (!(error instanceof TooManyChecksError)) throw error;
+      throw oauthError(503, 'temporarily_unavailable', 'Too many token requests at once; retry shortly', {
+        'retry-after': '1',
+      });
+    }
+    if (credentials === null || !matched) {
+      this.limiter.recordFailure(auth.clientId, address);
+      this.logger.warn({ clientId: auth.clientId.slice(0, 100), address }, 'client authentication failed');
+      throw invalidClient();
+    }
+    this.limiter.recordSuccess(auth.clientId, address);
+    return credentials;
+  }
+}
+
+/** The form's known fields, each sent at most once (RFC 6749 3.2); a JSON or empty body is refused. */
+function formFields(form: unknown): Partial<Record<Field, string>> {
+  if (typeof form !== 'object' || form === null) {
+    throw invalidRequest('The body must be application/x-www-form-urlencoded');
+  }
+  const fields: Partial<Record<Field, string>> = {};
+  for (const name of SINGLE_FIELDS) {
+    const values: unknown = (form as Record<string, unknown>)[name];
+    if (values === undefined) continue;
+    if (!Array.isArray(values)) throw invalidRequest('The body must be application/x-www-form-urlencoded');
+    if (values.length > 1) throw invalidRequest(`${name} must not be repeated`);
+    const value: unknown = values[0];
+    if (typeof value === 'string' && value !== '') fields[name] = value;
+  }
+  return fields;
+}
+
+/** client_secret_basic or client_secret_post, never both (RFC 6749 2.3.1). */
+function clientAuthentication(
+  fields: Partial<Record<Field, string>>,
+  authorization: string | undefined,
+): ClientAuthentication {
+  const basic = /^Basic[ \t]+([A-Za-z0-9+/]+=*)[ \t]*$/i.exec(authorization ?? '');
+  const inForm = fields.client_id !== undefined || fields.client_secret !== undefined;
+  if (basic !== null) {
+    if (inForm) throw invalidRequest('Use one client authentication method, not both');
+    const decoded = Buffer.from(basic[1] ?? '', 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon <= 0) throw invalidClient();
+    try {
+      // RFC 6749 2.3.1: both parts are form-urlencoded before they are joined.
+      return {
+        clientId: decodeURIComponent(decoded.slice(0, colon).replaceAll('+', ' ')),
+        secret: decodeURIComponent(decoded.slice(colon + 1).replaceAll('+', ' ')),
+      };
+    } catch {
+      throw invalidClient();
+    }
+  }
+  if (fields.client_id === undefined || fields.client_secret === undefined) throw invalidClient();
+  return { clientId: fields.client_id, secret: fields.client_secret };
+}
+
+/** The requested scopes (default: all of the client's), each of which the client must have. */
+function grantedScopes(requested: string | undefined, allowed: readonly string[]): string[] {
+  if (requested === undefined) return [...allowed];
+  const scopes = [...new Set(requested.split(' ').filter((s) => s !== ''))];
+  const extra = scopes.filter((s) => !allowed.includes(s));
+  if (scopes.length === 0 || extra.length > 0) {
+    throw oauthError(400, 'invalid_scope', `Not granted to this client: ${extra.join(' ') || '(empty scope)'}`);
+  }
+  return scopes;
+}

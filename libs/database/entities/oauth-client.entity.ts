@@ -1,0 +1,46 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** A client of the built-in client-credentials issuer (table `oauth_client`, migration CreateOAuthClient). */
+@Entity({ name: 'oauth_client' })
+export class OAuthClient {
+  @PrimaryColumn({ name: 'client_id', type: 'varchar', length: 100, primaryKeyConstraintName: 'pk_oauth_client' })
+  clientId!: string;
+
+  @Column({ name: 'description', type: 'varchar', length: 500, nullable: true })
+  description!: string | null;
+
+  /** The `host` claim of every token issued to it; null only for an operator client. */
+  @Column({ name: 'host', type: 'varchar', length: 255, nullable: true })
+  host!: string | null;
+
+  /** The `sid` claim of every token issued to it; null only for an operator client. */
+  @Column({ name: 'sid', type: 'varchar', length: 255, nullable: true })
+  sid!: string | null;
+
+  /** The `env` values it may ask for; empty: it may not ask for one. */
+  @Column({ name: 'envs', type: 'text', array: true })
+  envs!: string[];
+
+  @Column({ name: 'scopes', type: 'text', array: true })
+  scopes!: string[];
+
+  /** `scrypt$N$r$p$salt$hash` (base64url parts); never the secret. */
+  @Column({ name: 'secret_hash', type: 'varchar', length: 200 })
+  secretHash!: string;
+
+  /** The secret before the last rotation, accepted until `previousSecretUntil`. */
+  @Column({ name: 'previous_secret_hash', type: 'varchar', length: 200, nullable: true })
+  previousSecretHash!: string | null;
+
+  @Column({ name: 'previous_secret_until', type: 'timestamptz', nullable: true })
+  previousSecretUntil!: Date | null;
+
+  @Column({ name: 'created_ts', type: 'timestamptz' })
+  createdTs!: Date;
+
+  @Column({ name: 'update_user', type: 'varchar', length: 255, nullable: true })
+  updateUser!: string | null;
+
+  @Column({ name: 'update_ts', type: 'timestamptz' })
+  updateTs!: Date;
+}

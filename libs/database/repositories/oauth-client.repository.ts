@@ -1,0 +1,111 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { OAuthClient } from '../entities/oauth-client.entity.js';
+import { BaseRepository, duplicateKeyOf } from '../repository.js';
+
+/** A client record as created; the secret arrives already hashed. */
+export interface NewOAuthClient {
+  readonly clientId: string;
+  readonly description: string | null;
+  readonly host: string | null;
+  readonly sid: string | null;
+  readonly envs: readonly string[];
+  readonly scopes: readonly string[];
+  readonly secretHash: string;
+  readonly updateUser: string | null;
+}
+
+/** What the token endpoint needs to authenticate a client: the hashes that are valid right now. */
+export interface ClientCredentials {
+  readonly client: OAuthClient;
+  /** The current hash, then the previous one while its grace period lasts (judged by the database clock). */
+  readonly secretHashes: readonly string[];
+}
+
+/** The clients of the built-in issuer (DESIGN 10); every statement on `oauth_client` is here. */
+@Injectable()
+export class OAuthClientRepository extends BaseRepository {
+  constructor(@InjectDataSource() db: DataSource) {
+    super(db);
+  }
+
+  /** Inserts the record; an existing client id is a `DuplicateKeyError` (409), never checked first. */
+  async create(client: NewOAuthClient): Promise<OAuthClient> {
+    const repository = this.manager.getRepository(OAuthClient);
+    try {
+      await repository.insert({
+        ...client,
+        envs: [...client.envs],
+        scopes: [...client.scopes],
+        previousSecretHash: null,
+        previousSecretUntil: null,
+      });
+    } catch (error) {
+      throw duplicateKeyOf(error);
+    }
+    return repository.findOneByOrFail({ clientId: client.clientId });
+  }
+
+  find(clientId: string): Promise<OAuthClient | null> {
+    return this.manager.getRepository(OAuthClient).findOneBy({ clientId });
+  }
+
+  async credentials(clientId: string): Promise<ClientCredentials | null> {
+    const rows: (OAuthClient & { previousValid: boolean })[] = await this.manager
+      .getRepository(OAuthClient)
+      .createQueryBuilder('c')
+      .addSelect('coalesce(c.previous_secret_until > now(), false)', 'previous_valid')
+      .where('c.client_id = :clientId', { clientId })
+      .getRawAndEntities()
+      .then(({ entities, raw }) =>
+        entities.map((entity, i) =>
+          Object.assign(entity, { previousValid: Boolean((raw[i] as { previous_valid?: unknown }).previous_valid) }),
+        ),
+      );
+    const client = rows[0];
+    if (client === undefined) return null;
+    const hashes = [client.secretHash];
+    if (client.previousValid && client.previousSecretHash !== null) hashes.push(client.previousSecretHash);
+    return { client, secretHashes: hashes };
+  }
+
+  /** A page in client id order, with the total. */
+  page(offset: number, limit: number): Promise<[OAuthClient[], number]> {
+    return this.manager
+      .getRepository(OAuthClient)
+      .createQueryBuilder('c')
+      .orderBy('c.client_id')
+      .offset(offset)
+      .limit(limit)
+      .getManyAndCount();
+  }
+
+  /** True when a client was deleted. */
+  async delete(clientId: string): Promise<boolean> {
+    const result = await this.manager.getRepository(OAuthClient).delete({ clientId });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /**
+   * The new hash becomes current at once; the old one stays valid for `graceSec` by the database's clock
+   * (0: not at all). Null when there is no such client.
+   */
+  async rotateSecret(
+    clientId: string,
+    secretHash: string,
+    graceSec: number,
+    user: string | null,
+  ): Promise<OAuthClient | null> {
+    const rows: { client_id: string }[] = await this.manager.query(
+      `update oauth_client
+          set previous_secret_hash = case when $3::int > 0 then secret_hash end,
+              previous_secret_until = case when $3::int > 0 then now() + make_interval(secs => $3::int) end,
+              secret_hash = $2, update_user = $4, update_ts = now()
+        where client_id = $1
+        returning client_id`,
+      [clientId, secretHash, graceSec, user],
+    );
+    return rows.length === 0 ? null : this.find(clientId);
+  }
+}

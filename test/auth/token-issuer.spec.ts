@@ -1,0 +1,315 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { callers, ISSUER, writeIssuerKeyFile } from '../support/tokens.js';
+import { startApi, unique, type TestApi } from '../support/api.js';
+
+const keys = writeIssuerKeyFile();
+let api: TestApi;
+let admin: string;
+
+beforeAll(async () => {
+  // The issuer alone: the api trusts exactly its keys (no JWKS file, not dev mode).
+  api = await startApi({ JWT_JWKS_FILE: '', TOKEN_ISSUER_KEY_FILE: keys.file, TOKEN_TTL_SEC: '600' });
+  admin = await bootstrapAdmin();
+});
+afterAll(() => api.close());
+
+const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+async function tokenRequest(
+  form: Record<string, string>,
+  headers: Record<string, string> = {},
+  remoteAddress = '10.9.0.1',
+) {
+  return api.app.inject({
+    method: 'POST',
+    url: '/oauth2/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    payload: new URLSearchParams(form).toString(),
+    remoteAddress,
+  });
+}
+
+/** The first operator client comes from the command line in real life; here straight through the service. */
+async function bootstrapAdmin(): Promise<string> {
+  const { ClientsService } = await import('../../apps/api/token-issuer/clients.service.js');
+  const created = await api.app
+    .get(ClientsService)
+    .create(
+      { subject: 'test', scopes: new Set(), host: null, claims: {} },
+      { clientId: unique('ops'), scopes: ['portal.admin'], envs: [] },
+    );
+  const res = await tokenRequest(
+    { grant_type: 'client_credentials' },
+    { authorization: basic(created.clientId, created.clientSecret) },
+  );
+  expect(res.statusCode).toBe(200);
+  return res.json<{ access_token: string }>().access_token;
+}
+
+async function createClient(body: Record<string, unknown>) {
+  return api.app.inject({
+    method: 'POST',
+    url: '/oauth2/clients',
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+    payload: body,
+  });
+}
+
+async function runtimeClient(extra: Record<string, unknown> = {}) {
+  const res = await createClient({ host: 'h-iss', sid: unique('svc'), envs: ['prod'], scopes: ['portal.r'], ...extra });
+  expect(res.statusCode).toBe(201);
+  return res.json<{ clientId: string; clientSecret: string; sid: string; host: string }>();
+}
+
+describe('client records (portal.admin)', () => {
+  it('creates a runtime client, shows its 256-bit secret once, and never again', async () => {
+    const client = await runtimeClient({ description: 'petstore in prod' });
+    expect(client.clientSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const got = await api.app.inject({
+      method: 'GET',
+      url: `/oauth2/clients/${client.clientId}`,
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    expect(got.statusCode).toBe(200);
+    expect(got.json()).toMatchObject({
+      clientId: client.clientId,
+      host: 'h-iss',
+      sid: client.sid,
+      envs: ['prod'],
+      scopes: ['portal.r'],
+    });
+    expect(got.body).not.toContain(client.clientSecret);
+    expect(got.body).not.toContain('scrypt');
+    const list = await api.app.inject({
+      method: 'GET',
+      url: '/oauth2/clients?limit=1',
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    expect(list.json<{ total: number; clients: unknown[] }>().clients).toHaveLength(1);
+  });
+
+  it('refuses a runtime client without host or sid; an operator client may have neither', async () => {
+    const res = await createClient({ sid: 'x', scopes: ['portal.r'] });
+    expect(res.statusCode).toBe(400);
+    expect(res.json<{ errors: { field: string }[] }>().errors.map((e) => e.field)).toEqual(['host']);
+    expect((await createClient({ scopes: ['portal.admin'] })).statusCode).toBe(201);
+  });
+
+  it('answers a taken clientId with 409, a runtime token 403 and a token of another issuer 401', async () => {
+    const client = await runtimeClient();
+    const taken = await createClient({ clientId: client.clientId, host: 'h', sid: 's', scopes: ['portal.r'] });
+    expect(taken.statusCode).toBe(409);
+    const issued = await tokenRequest(
+      { grant_type: 'client_credentials' },
+      { authorization: basic(client.clientId, client.clientSecret) },
+    );
+    const runtime = issued.json<{ access_token: string }>().access_token;
+    const headers = (jwt: string) => ({ authorization: `Bearer ${jwt}` });
+    expect(
+      (await api.app.inject({ method: 'GET', url: '/oauth2/clients', headers: headers(runtime) })).statusCode,
+    ).toBe(403);
+    // This api trusts only its own issuer's keys.
+    const foreign = await callers.admin();
+    expect(
+      (await api.app.inject({ method: 'GET', url: '/oauth2/clients', headers: headers(foreign) })).statusCode,
+    ).toBe(401);
+  });
+});
+
+describe('POST /oauth2/token', () => {
+  it('issues an RFC 9068 token with host and sid from the record, signed by the first key', async () => {
+    const client = await runtimeClient();
+    const res = await tokenRequest(
+      { grant_type: 'client_credentials' },
+      { authorization: basic(client.clientId, client.clientSecret) },
+    );
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['cache-control']).toBe('no-store');
+    const answer = res.json<{ access_token: string; token_type: string; expires_in: number; scope: string }>();
+    expect(answer).toMatchObject({ token_type: 'Bearer', expires_in: 600, scope: 'portal.r' });
+    expect(decodeProtectedHeader(answer.access_token)).toMatchObject({ typ: 'at+jwt', kid: keys.kids[0] });
+    const jwks = (await api.app.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json<{
+      keys: { kid: string }[];
+    }>();
+    expect(jwks.keys.map((k) => k.kid)).toEqual(keys.kids);
+    const { payload } = await jwtVerify(answer.access_token, createLocalJWKSet(jwks as never), {
+      issuer: ISSUER,
+      audience: 'bindery',
+    });
+    expect(payload).toMatchObject({
+      sub: client.clientId,
+      client_id: client.clientId,
+      host: 'h-iss',
+      sid: client.sid,
+      scope: 'portal.r',
+    });
+    expect(payload.env).toBeUndefined();
+    expect(typeof payload.jti).toBe('string');
+    expect((payload.exp ?? 0) - (payload.iat ?? 0)).toBe(600);
+    // The api accepts its own issuer's token.
+    const tags = await api.app.inject({
+      method: 'GET',
+      url: '/tags',
+      headers: { authorization: `Bearer ${answer.access_token}` },
+    });
+    expect(tags.statusCode).toBe(200);
+  });
+
+  it('client_secret_post with env and a scope subset; fields that try to set host, sid or sub are ignored', async () => {
+    const client = await runtimeClient({ scopes: ['portal.r', 'portal.w'] });
+    const res = await tokenRequest({
+      grant_type: 'client_credentials',
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+      env: 'prod',
+      scope: 'portal.r',
+      sid: 'other',
+      host: 'other',
+      sub: 'other',
+    });
+    expect(res.statusCode).toBe(200);
+    const token = res.json<{ access_token: string }>().access_token;
+    const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(payload).toMatchObject({
+      host: 'h-iss',
+      sid: client.sid,
+      sub: client.clientId,
+      env: 'prod',
+      scope: 'portal.r',
+    });
+  });
+
+  it.each([
+    ['an env the client may not use', { env: 'dev' }, 400, 'invalid_request'],
+    ['a scope the client does not have', { scope: 'portal.admin' }, 400, 'invalid_scope'],
+    ['another grant type', { grant_type: 'password' }, 400, 'unsupported_grant_type'],
+    ['a repeated field', { env: 'prod&env=prod' }, 400, 'invalid_request'],
+  ] as const)('%s: %s', async (_, extra, status, error) => {
+    const client = await runtimeClient();
+    const form = new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+    });
+    for (const [k, v] of Object.entries(extra)) form.set(k, v);
+    const payload = form.toString().replace('env=prod%26env%3Dprod', 'env=prod&env=prod');
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload,
+    });
+    expect(res.statusCode).toBe(status);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.json()).toMatchObject({ error });
+  });
+
+  it('a wrong secret or an unknown client is 401 invalid_client with the Basic challenge', async () => {
+    const client = await runtimeClient();
+    for (const auth of [basic(client.clientId, 'wrong'), basic('no-such-client', client.clientSecret)]) {
+      const res = await tokenRequest({ grant_type: 'client_credentials' }, { authorization: auth });
+      expect(res.statusCode).toBe(401);
+      expect(res.headers['www-authenticate']).toBe('Basic realm="bindery"');
+      expect(res.json()).toMatchObject({ error: 'invalid_client' });
+    }
+  });
+
+  it('ten failures from one address lock that client id there (429), never from another address', async () => {
+    const client = await runtimeClient();
+    for (let i = 0; i < 10; i++) {
+      const res = await tokenRequest(
+        { grant_type: 'client_credentials' },
+        { authorization: basic(client.clientId, `wrong-${i}`) },
+        '10.9.9.9',
+      );
+      expect(res.statusCode).toBe(401);
+    }
+    const locked = await tokenRequest(
+      { grant_type: 'client_credentials' },
+      { authorization: basic(client.clientId, client.clientSecret) },
+      '10.9.9.9',
+    );
+    expect(locked.statusCode).toBe(429);
+    expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
+    const elsewhere = await tokenRequest(
+      { grant_type: 'client_credentials' },
+      { authorization: basic(client.clientId, client.clientSecret) },
+      '10.9.9.10',
+    );
+    expect(elsewhere.statusCode).toBe(200);
+  });
+
+  it('rotation: the new secret works at once, the old one only for graceSec; a deleted client gets no token', async () => {
+    const client = await runtimeClient();
+    const rotate = (graceSec: number) =>
+      api.app.inject({
+        method: 'POST',
+        url: `/oauth2/clients/${client.clientId}/secret`,
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        payload: { graceSec },
+      });
+    const withGrace = await rotate(60);
+    expect(withGrace.statusCode).toBe(200);
+    const second = withGrace.json<{ clientSecret: string }>().clientSecret;
+    const status = async (secret: string) =>
+      (
+        await tokenRequest(
+          { grant_type: 'client_credentials' },
+          { authorization: basic(client.clientId, secret) },
+          '10.9.1.1',
+        )
+      ).statusCode;
+    expect(await status(second)).toBe(200);
+    expect(await status(client.clientSecret)).toBe(200);
+    const third = (await rotate(0)).json<{ clientSecret: string }>().clientSecret;
+    expect(await status(third)).toBe(200);
+    expect(await status(second)).toBe(401);
+    expect((await rotate(86_401)).statusCode).toBe(400);
+    const deleted = await api.app.inject({
+      method: 'DELETE',
+      url: `/oauth2/clients/${client.clientId}`,
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    expect(deleted.statusCode).toBe(204);
+    expect(await status(third)).toBe(401);
+  });
+
+  it('serves RFC 8414 metadata without an authorization endpoint', async () => {
+    const res = await api.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({
+      issuer: ISSUER,
+      grant_types_supported: ['client_credentials'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      response_types_supported: [],
+    });
+  });
+
+  it('a form body anywhere else is still 415', async () => {
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/tags',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'tagName=x',
+    });
+    expect(res.statusCode).toBe(415);
+  });
+
+  it('never logs a secret or an issued token', async () => {
+    const client = await runtimeClient();
+    const res = await tokenRequest(
+      { grant_type: 'client_credentials' },
+      { authorization: basic(client.clientId, client.clientSecret) },
+    );
+    const token = res.json<{ access_token: string }>().access_token;
+    const text = api.logs.raw.join('\n');
+    expect(text).toContain('token issued');
+    expect(text).not.toContain(client.clientSecret);
+    expect(text).not.toContain(token.split('.')[2]);
+  });
+});
