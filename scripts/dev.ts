@@ -9,6 +9,7 @@ import { dataSourceOptions, resolveDatabase, runMigrations } from '#database';
 import { loadSettings, SettingsError, type Settings } from '#platform';
 import { ensureDevKey, signDevToken } from '#token-binding';
 import { seedDevConfig } from '../apps/api/config-server/dev-seed.js';
+import { ensureDevClient, type DevClient } from '../apps/api/token-issuer/dev-client.js';
 
 /**
  * `npm start`: one embedded PostgreSQL (unless DATABASE_URL is set), migrations, the dev seed, then the
@@ -81,7 +82,7 @@ async function checkPorts(settings: Settings): Promise<void> {
   }
 }
 
-async function banner(settings: Settings): Promise<string> {
+async function banner(settings: Settings, client: DevClient | undefined): Promise<string> {
   const api = `http://localhost:${settings.apiPort}`;
   const controller = `localhost:${settings.controllerPort}`;
   const lines = [
@@ -109,6 +110,14 @@ async function banner(settings: Settings): Promise<string> {
       'Try:',
       `  curl -s -H "Authorization: Bearer ${admin}" ${api}/tags`,
       `  curl -s -H "Authorization: Bearer ${runtime}" "${api}/config-server/configs?host=${settings.controllerHostId}&serviceId=petstore&envTag=dev"`,
+    );
+  }
+  if (client !== undefined) {
+    lines.push(
+      '',
+      `Dev runtime client (client credentials; host ${settings.controllerHostId}, sid petstore, env dev; a new secret each start):`,
+      `  export CLIENT_ID=${client.clientId} CLIENT_SECRET=${client.clientSecret}`,
+      `  curl -s -u "${client.clientId}:${client.clientSecret}" -d grant_type=client_credentials -d env=dev ${api}/oauth2/token`,
     );
   }
   if (WATCH) lines.push('', 'Watching apps/ and libs/: a saved change recompiles and restarts the process it affects.');
@@ -142,7 +151,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stopAll(0));
   process.on('SIGHUP', () => void stopAll(0));
   try {
-    await prepare(database.url);
+    const client = await prepare(database.url, settings);
     const env = {
       ...process.env,
       DATABASE_URL: database.url,
@@ -170,20 +179,24 @@ async function main(): Promise<void> {
     }
     await waitReady('api', `http://127.0.0.1:${settings.apiPort}/health/ready`, api);
     await waitReady('controller', `http://127.0.0.1:${settings.controllerPort}/health/ready`, controller);
-    process.stdout.write(await banner(settings));
+    process.stdout.write(await banner(settings, client));
   } catch (error) {
     process.stderr.write(`start: ${(error as Error).message}\n`);
     await stopAll(1);
   }
 }
 
-/** Migrations, then the example configuration the printed runtime token's curl line reads. */
-async function prepare(url: string): Promise<void> {
+/**
+ * Migrations, the example configuration the printed runtime token's curl line reads, and in dev mode the
+ * runtime client `petstore-dev` with a fresh secret.
+ */
+async function prepare(url: string, settings: Settings): Promise<DevClient | undefined> {
   const dataSource = new DataSource(dataSourceOptions({ url, poolSize: 2, applicationName: 'bindery-dev-start' }));
   await dataSource.initialize();
   try {
     await runMigrations(dataSource);
     await seedDevConfig(dataSource);
+    return settings.devMode ? await ensureDevClient(dataSource, settings.controllerHostId) : undefined;
   } finally {
     await dataSource.destroy();
   }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { callers, ISSUER, writeIssuerKeyFile } from '../support/tokens.js';
 import { startApi, unique, type TestApi } from '../support/api.js';
+import { run } from '../support/processes.js';
 
 const keys = writeIssuerKeyFile();
 let api: TestApi;
@@ -312,4 +313,37 @@ describe('POST /oauth2/token', () => {
     expect(text).not.toContain(client.clientSecret);
     expect(text).not.toContain(token.split('.')[2]);
   });
+});
+
+describe('npm run client:create', () => {
+  const cli = (args: string[]) =>
+    run('scripts/client-create.js', args, {
+      DATABASE_URL: process.env.DATABASE_URL ?? '',
+      TOKEN_ISSUER_KEY_FILE: keys.file,
+      JWT_ISSUER: ISSUER,
+      CONTROLLER_HOST_ID: 'h-ctl',
+    });
+
+  it('makes the first operator client and prints its secret once; the secret gets a token', async () => {
+    const id = unique('ops-cli');
+    const created = cli(['--id', id, '--scope', 'portal.r portal.w portal.admin']);
+    expect(await created.exit()).toBe(0);
+    const secret = /client secret \(shown once\): (\S+)/.exec(created.output())?.[1] ?? '';
+    expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const res = await tokenRequest({ grant_type: 'client_credentials' }, { authorization: basic(id, secret) });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ scope: 'portal.r portal.w portal.admin' });
+    const again = cli(['--id', id, '--scope', 'portal.admin']);
+    expect(await again.exit()).toBe(1);
+    expect(again.output()).toContain('already exists');
+  }, 60_000);
+
+  it('refuses a runtime client without host and sid, and an unknown flag, with one line', async () => {
+    const runtime = cli(['--id', unique('rt-cli'), '--scope', 'portal.r', '--sid', 'svc']);
+    expect(await runtime.exit()).toBe(1);
+    expect(runtime.output()).toContain('A runtime client needs host and sid');
+    const bogus = cli(['--bogus']);
+    expect(await bogus.exit()).toBe(2);
+    expect(bogus.output()).toContain('usage: npm run client:create');
+  }, 60_000);
 });

@@ -34,6 +34,15 @@ describe('npm start (dist/scripts/dev.js) with the embedded PostgreSQL', () => {
     const configCurl = (await first.waitFor(/^ {2}(curl .*\/config-server\/configs.*)$/m))[1];
     const config = JSON.parse((await sh('sh', ['-c', configCurl])).stdout) as Record<string, unknown>;
     expect(config).toMatchObject({ 'server.httpPort': 8443, 'server.enableHttps': true });
+    // The dev runtime client's curl line, as printed, gets a token that reads the same configuration.
+    const tokenCurl = (await first.waitFor(/^ {2}(curl -s -u .*\/oauth2\/token)$/m))[1];
+    const issued = JSON.parse((await sh('sh', ['-c', tokenCurl])).stdout) as { access_token: string; scope: string };
+    expect(issued).toMatchObject({ token_type: 'Bearer', scope: 'portal.r' });
+    const viaIssuer = await fetch(
+      `http://127.0.0.1:${env.API_PORT}/config-server/configs?host=dev-host&serviceId=petstore&envTag=dev`,
+      { headers: { authorization: `Bearer ${issued.access_token}` } },
+    );
+    expect(viaIssuer.status).toBe(200);
     const api = `http://127.0.0.1:${env.API_PORT}`;
     const created = await fetch(`${api}/tags`, {
       method: 'POST',
