@@ -1,6 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadSettings } from '#platform';
 import { describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
 
@@ -41,6 +42,20 @@ describe('docker-compose.yml', () => {
     expect(controller?.depends_on?.api?.condition).toBe('service_healthy');
     expect(api?.environment?.RUN_MIGRATIONS).toBe('true');
     expect(api?.environment?.DATABASE_URL).toMatch(/^postgres:\/\/.*@postgres:5432\//);
+  });
+
+  it('starts with its own defaults: every setting it passes is one loadSettings accepts', () => {
+    // `${VAR:-default}` as compose resolves it with nothing set in the environment.
+    const resolved = (env: Record<string, string> | undefined): Record<string, string> =>
+      Object.fromEntries(
+        Object.entries(env ?? {}).map(([name, value]) => [
+          name,
+          String(value).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, (_, fallback: string) => fallback),
+        ]),
+      );
+    for (const service of [api, controller]) {
+      expect(() => loadSettings(resolved(service?.environment))).not.toThrow();
+    }
   });
 });
 
