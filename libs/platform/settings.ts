@@ -58,6 +58,8 @@ export interface Settings {
   readonly wsMaxUnauthenticated: number;
   /** A socket with no verified token by then is closed with 1008. */
   readonly wsAuthTimeoutMs: number;
+  /** A socket whose token expired this long ago without a `session/refresh` is closed with 1008. */
+  readonly wsTokenGraceMs: number;
   /** PostgreSQL connections per process. */
   readonly dbPoolSize: number;
   /** Server-side `statement_timeout` of every pooled connection (migrations run without it). */
@@ -219,6 +221,7 @@ export function loadSettings(env: Env = process.env): Settings {
     wsMaxConnections,
     wsMaxUnauthenticated,
     wsAuthTimeoutMs: positiveInt(env, 'WS_AUTH_TIMEOUT_MS', 5000),
+    wsTokenGraceMs: positiveInt(env, 'WS_TOKEN_GRACE_MS', 60_000),
     dbPoolSize: positiveInt(env, 'DB_POOL_SIZE', 10),
     dbStatementTimeoutMs: positiveInt(env, 'DB_STATEMENT_TIMEOUT_MS', 5000),
     trustProxy: bool(env, 'TRUST_PROXY', false),

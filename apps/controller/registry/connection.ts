@@ -14,32 +14,46 @@ export class RegistryConnection {
   /** Answered the last ping (or sent anything) since the previous liveness tick. */
   alive = true;
   closed = false;
-  /** Without an `Authorization` header: the `params.jwt` of the last successful `service/register`. */
-  private registeredToken: string | undefined;
+  /** Closes the socket when its token has been expired for WS_TOKEN_GRACE_MS (DESIGN 8). */
+  expiryTimer: NodeJS.Timeout | undefined;
+  /** The verified token the socket acts with: the upgrade header's, a registration's, or a refresh's. */
+  private current: string | undefined;
+  private readonly viaHeader: boolean;
 
   /** `headerToken`: the bearer token of the upgrade, already verified once by then. */
-  constructor(private readonly headerToken: string | undefined) {}
+  constructor(headerToken: string | undefined) {
+    this.current = headerToken;
+    this.viaHeader = headerToken !== undefined;
+  }
 
   /**
-   * The token a call acts with (DESIGN 8): the header's, which a `params.jwt` must then equal; else the
-   * call's `params.jwt`; else (not for `service/register`, where it is required) the one adopted at
-   * registration. Undefined means unauthorized.
+   * The token a call acts with (DESIGN 8): the socket's (from the header, or refreshed), which a
+   * `params.jwt` must then equal; without a header the call's `params.jwt`, else (not for
+   * `service/register`, where it is required) the one adopted at registration. Undefined means unauthorized.
    */
   tokenFor(jwt: string | undefined, method: 'register' | 'other'): string | undefined {
-    if (this.headerToken !== undefined) {
-      return jwt === undefined || jwt === this.headerToken ? this.headerToken : undefined;
-    }
-    return method === 'register' ? jwt : (jwt ?? this.registeredToken);
+    if (this.viaHeader) return jwt === undefined || jwt === this.current ? this.current : undefined;
+    return method === 'register' ? jwt : (jwt ?? this.current);
   }
 
   /** Holds a verified token: from the upgrade header or a successful `service/register` with `params.jwt`. */
   get authenticated(): boolean {
-    return this.headerToken !== undefined || this.registeredToken !== undefined;
+    return this.current !== undefined;
+  }
+
+  /** The token the socket holds now, if any. */
+  get token(): string | undefined {
+    return this.current;
   }
 
   /** After a successful registration with `params.jwt`: later calls may omit it. */
   adopt(jwt: string | undefined): void {
-    if (this.headerToken === undefined && jwt !== undefined) this.registeredToken = jwt;
+    if (!this.viaHeader && jwt !== undefined) this.current = jwt;
+  }
+
+  /** `session/refresh`: a newly verified token of the same sid, host and env replaces the socket's. */
+  refresh(token: string): void {
+    this.current = token;
   }
 }
 
@@ -66,6 +80,7 @@ export class Connections extends Map<WebSocket, RegistryConnection> {
     if (connection === undefined) return undefined;
     this.delete(client);
     connection.closed = true;
+    clearTimeout(connection.expiryTimer);
     if (!connection.authenticated) this.waiting -= 1;
     return connection;
   }

@@ -22,3 +22,14 @@ export const forbidden = (sentence: string): JsonRpcError =>
 /** A server-side condition the client may retry (token keys unreachable, shutting down). */
 export const unavailable = (message: string): JsonRpcError =>
   new JsonRpcError(JSONRPC_ERRORS.internalError.code, message, { status: 503 });
+
+/** A refresh token for another sid, host or env: -32003, then close 1008 with the same sentence (DESIGN 8). */
+export const refreshMismatch = (claim: string): JsonRpcError => {
+  const sentence = `Refresh token ${claim} does not match the socket's token`;
+  return new JsonRpcError(
+    JSONRPC_ERRORS.forbidden.code,
+    sentence,
+    { status: 403 },
+    { code: CLOSE_POLICY_VIOLATION, reason: sentence },
+  );
+};

@@ -12,18 +12,18 @@ import {
 import type { Gauge } from 'prom-client';
 import type { VerifyClientCallbackAsync, WebSocket, WebSocketServer } from 'ws';
 import { Metrics, SETTINGS, type Settings } from '#platform';
-import { bearerCredential, KeySourceUnavailableError, TokenVerifier } from '#token-binding';
+import { bearerCredential, KeySourceUnavailableError, TokenVerifier, type Principal } from '#token-binding';
 import { JsonRpcRethrowFilter } from '../jsonrpc/jsonrpc.filter.js';
 import { JsonRpcParams } from '../jsonrpc/jsonrpc-validation.pipe.js';
 import { Connections, RegistryConnection } from './connection.js';
 import { DeregisterParams } from './dto/deregister.params.js';
 import { LookupParams } from './dto/lookup.params.js';
 import { RegisterParams } from './dto/register.params.js';
-import { CLOSE_GOING_AWAY } from './registry.errors.js';
+import { CLOSE_GOING_AWAY, refreshMismatch, unauthorized, unavailable } from './registry.errors.js';
 import { CLOSE_POLICY_VIOLATION } from '../jsonrpc/jsonrpc.js';
 import { RpcAuthenticated } from './rpc-token.guard.js';
 import { RegistryService } from './registry.service.js';
-import type { DeregisterResult, LookupResult, RegisterResult } from './runtime-instance.view.js';
+import type { DeregisterResult, LookupResult, RefreshResult, RegisterResult } from './runtime-instance.view.js';
 
 export const WS_PATH = '/ws/microservice';
 /** Larger frames close the socket with 1009 (ws `maxPayload`, DESIGN 8). */
@@ -101,6 +101,7 @@ export class RegistryGateway
     }
     const connection = new RegistryConnection(this.upgradeTokens.get(request));
     this.connections.open(client, connection);
+    this.watchExpiry(client, connection);
     const seen = (): void => {
       connection.alive = true;
     };
@@ -135,6 +136,7 @@ export class RegistryGateway
     const connection = this.connections.of(client);
     const result = await this.track(this.registry.register(connection, params));
     this.connections.adopt(connection, params.jwt);
+    this.watchExpiry(client, connection);
     return result;
   }
 
@@ -153,6 +155,32 @@ export class RegistryGateway
     @MessageBody('params', new JsonRpcParams(LookupParams)) params: Readonly<LookupParams>,
   ): Promise<LookupResult> {
     return this.registry.lookup(params);
+  }
+
+  /**
+   * `session/refresh` `{ jwt }` (DESIGN 8): a newly verified token of the same sid, host and env replaces
+   * the socket's, so it outlives the old token's expiry. Not behind `RpcTokenGuard`: the socket's own
+   * token may already be expired (within the grace period) when the refresh arrives.
+   */
+  @SubscribeMessage('session/refresh')
+  async refresh(@ConnectedSocket() client: Socket, @MessageBody('params') params: unknown): Promise<RefreshResult> {
+    const connection = this.connections.of(client);
+    const jwt = typeof params === 'object' && params !== null ? (params as { jwt?: unknown }).jwt : undefined;
+    if (!connection.authenticated || typeof jwt !== 'string') throw unauthorized();
+    let fresh: Principal;
+    try {
+      fresh = await this.verifier.verify(jwt);
+    } catch (error) {
+      if (error instanceof KeySourceUnavailableError) throw unavailable('Token keys are unavailable; try again');
+      throw unauthorized();
+    }
+    const held = claimsOf(connection.token);
+    for (const claim of ['sid', 'host', 'env'] as const) {
+      if (fresh.claims[claim] !== held[claim]) throw refreshMismatch(claim);
+    }
+    connection.refresh(jwt);
+    this.watchExpiry(client, connection);
+    return { status: 'refreshed', exp: Number(fresh.claims.exp) };
   }
 
   /** SIGTERM (via `app.close()`): close every socket with 1001, disconnect its instances, release the lease. */
@@ -211,6 +239,21 @@ export class RegistryGateway
     accept(true);
   }
 
+  /** Closes the socket with 1008 once its token has been expired for WS_TOKEN_GRACE_MS, unless refreshed. */
+  private watchExpiry(client: WebSocket, connection: RegistryConnection): void {
+    clearTimeout(connection.expiryTimer);
+    const exp = claimsOf(connection.token).exp;
+    if (typeof exp !== 'number') return;
+    const token = connection.token;
+    const delay = Math.max(0, exp * 1000 + this.settings.wsTokenGraceMs - Date.now());
+    connection.expiryTimer = setTimeout(() => {
+      if (connection.token === token && client.readyState === client.OPEN) {
+        client.close(CLOSE_POLICY_VIOLATION, 'Token expired');
+      }
+    }, delay);
+    connection.expiryTimer.unref();
+  }
+
   private full(accept: Accept, limit: string): void {
     this.logger.warn({ limit }, 'WebSocket upgrade refused: connection limit reached');
     accept(false, 503, 'Service Unavailable', { 'Retry-After': '5' });
@@ -262,5 +305,15 @@ export class RegistryGateway
     void this.track(work).catch((error: unknown) => {
       this.logger.error({ err: error }, 'registry update failed');
     });
+  }
+}
+
+/** The payload of a token this process already verified (the socket's own); empty when there is none. */
+function claimsOf(token: string | undefined): Readonly<Record<string, unknown>> {
+  if (token === undefined) return {};
+  try {
+    return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return {};
   }
 }

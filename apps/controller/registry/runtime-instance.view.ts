@@ -102,3 +102,9 @@ export function toNodeView(instance: RuntimeInstance): NodeView {
     tags: instance.tags,
   };
 }
+
+/** The answer of `session/refresh` (DESIGN 8). */
+export interface RefreshResult {
+  readonly status: 'refreshed';
+  readonly exp: number;
+}

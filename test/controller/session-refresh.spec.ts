@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { instanceIdOf, RegistryTable, RpcClient, startController, type TestController } from '../support/controller.js';
+import { token } from '../support/tokens.js';
+
+// DESIGN 8: a socket whose token expired more than WS_TOKEN_GRACE_MS ago is closed 1008, unless it sent
+// session/refresh with a new token of the same sid, host and env.
+describe('token lifetime on the socket', () => {
+  let ctl: TestController;
+  let table: RegistryTable;
+  beforeAll(async () => {
+    ctl = await startController({ WS_TOKEN_GRACE_MS: '300' });
+    table = new RegistryTable();
+  });
+  afterAll(async () => {
+    await ctl.close();
+    await table.end();
+  });
+
+  const runtime = (sid: string, expiresIn: number, extra: Record<string, unknown> = {}) =>
+    token({ sid, host: ctl.hostId, env: 'prod', ...extra }, { expiresIn });
+
+  it('closes an expired, unrefreshed socket with 1008 and disconnects its instance', async () => {
+    const client = await RpcClient.connect(ctl.wsUrl, { token: await runtime('svc-exp', 1) });
+    const id = instanceIdOf(await client.call('service/register', { serviceId: 'svc-exp', envTag: 'prod' }));
+    expect(await client.waitClosed()).toEqual({ code: 1008, reason: 'Token expired' });
+    await ctl.quiesce();
+    expect((await table.byId(id))?.status).toBe('disconnected');
+  });
+
+  it('keeps a refreshed socket registered across several token lifetimes', async () => {
+    // Lifetimes of 2 s (exp has whole seconds), refreshed every second: 4 s in all, two lifetimes.
+    const client = await RpcClient.connect(ctl.wsUrl, { token: await runtime('svc-ref', 2) });
+    const id = instanceIdOf(await client.call('service/register', { serviceId: 'svc-ref', envTag: 'prod' }));
+    for (let round = 0; round < 4; round++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      const refreshed = await client.call('session/refresh', { jwt: await runtime('svc-ref', 2) });
+      expect(refreshed.result).toMatchObject({ status: 'refreshed', exp: expect.any(Number) });
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    expect(client.socket.readyState).toBe(client.socket.OPEN);
+    // Calls act with the refreshed token.
+    expect((await client.call('discovery/lookup', { serviceId: 'svc-ref', envTag: 'prod' })).result).toBeDefined();
+    expect((await table.byId(id))?.status).toBe('connected');
+    await client.close();
+  });
+
+  it.each([
+    ['another sid', { sid: 'other' }, -32003, "Refresh token sid does not match the socket's token"],
+    ['another env', { env: 'dev' }, -32003, "Refresh token env does not match the socket's token"],
+    ['a token that fails verification', { bad: true }, -32001, 'Unauthorized'],
+  ] as const)('refuses a refresh with %s and closes 1008', async (_, change, code, reason) => {
+    const client = await RpcClient.connect(ctl.wsUrl, { token: await runtime('svc-bad', 60) });
+    instanceIdOf(await client.call('service/register', { serviceId: 'svc-bad', envTag: 'prod' }));
+    const jwt = 'bad' in change ? 'not.a.token' : await runtime(String(change.sid ?? 'svc-bad'), 60, change);
+    const answer = await client.call('session/refresh', { jwt });
+    expect(answer.error).toMatchObject({ code, message: reason });
+    expect(await client.waitClosed()).toEqual({ code: 1008, reason });
+  });
+
+  it('a refresh on a socket without a token is -32001 and closes', async () => {
+    const client = await RpcClient.connect(ctl.wsUrl);
+    const answer = await client.call('session/refresh', { jwt: await runtime('svc-none', 60) });
+    expect(answer.error).toMatchObject({ code: -32001 });
+    expect(await client.waitClosed()).toEqual({ code: 1008, reason: 'Unauthorized' });
+  });
+});
