@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { migrate } from '#database';
+import { RuntimeClient, RuntimeTokenError, type RuntimeClientEvent } from '#runtime-client';
+import { ClientsService } from '../../apps/api/token-issuer/clients.service.js';
+import { listenApi, unique, type ListeningApi } from '../support/api.js';
+import { RegistryTable, waitFor } from '../support/controller.js';
+import { freePort, startBuilt, type Spawned } from '../support/processes.js';
+import { ISSUER, writeIssuerKeyFile } from '../support/tokens.js';
+
+/**
+ * DESIGN 11 against the real processes: the api with its built-in issuer (in-process, listening) and the
+ * built controller, both trusting only the issuer's keys. No part of Bindery is mocked.
+ */
+const keys = writeIssuerKeyFile();
+const host = unique('rc-host');
+const serviceId = unique('rc-svc');
+let api: ListeningApi;
+let controller: Spawned;
+let controllerPort: number;
+let table: RegistryTable;
+let secret: string;
+let clientId: string;
+
+const issuerEnv = { JWT_JWKS_FILE: '', TOKEN_ISSUER_KEY_FILE: keys.file, JWT_ISSUER: ISSUER };
+
+function startControllerProcess(): Promise<Spawned> {
+  return startBuilt('apps/controller/main.js', controllerPort, {
+    ...issuerEnv,
+    CONTROLLER_PORT: String(controllerPort),
+    CONTROLLER_HOST_ID: host,
+  });
+}
+
+beforeAll(async () => {
+  await migrate(process.env.DATABASE_URL ?? '');
+  api = await listenApi(issuerEnv);
+  controllerPort = await freePort();
+  controller = await startControllerProcess();
+  table = new RegistryTable();
+  const operator = { subject: 'test', scopes: new Set<string>(), host: null, claims: {} };
+  const clients = api.app.get(ClientsService);
+  const created = await clients.create(operator, { host, sid: serviceId, envs: ['prod'], scopes: ['portal.r'] });
+  clientId = created.clientId;
+  secret = created.clientSecret;
+  // The service's configuration, written as an operator would (straight through the service layer).
+  const admin = await clients.create(operator, { scopes: ['portal.admin'], envs: [] });
+  const form = new URLSearchParams({ grant_type: 'client_credentials' });
+  const basic = Buffer.from(`${admin.clientId}:${admin.clientSecret}`).toString('base64');
+  const issued = await fetch(`${api.url}/oauth2/token`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: form.toString(),
+  });
+  const adminToken = ((await issued.json()) as { access_token: string }).access_token;
+  const put = await fetch(`${api.url}/config-server/admin/properties?host=${host}&serviceId=${serviceId}&envTag=prod`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ properties: { 'server.port': 8443 } }),
+  });
+  expect(put.status).toBe(200);
+}, 60_000);
+
+afterAll(async () => {
+  controller?.child.kill('SIGKILL');
+  await api?.close();
+  await table?.end();
+});
+
+const options = (overrides: Record<string, unknown> = {}) => ({
+  tokenEndpoint: `${api.url}/oauth2/token`,
+  clientId,
+  clientSecret: secret,
+  apiUrl: api.url,
+  controllerUrl: `ws://127.0.0.1:${controllerPort}`,
+  host,
+  serviceId,
+  envTag: 'prod',
+  instance: { address: '10.3.0.1', port: 9000, protocol: 'http' as const },
+  maxBackoffMs: 500,
+  ...overrides,
+});
+
+const configRequests = (): number =>
+  api.logs.lines.filter((l) => String((l.req as { url?: string } | undefined)?.url ?? '').startsWith('/config-server'))
+    .length;
+
+describe('a misconfigured runtime stops during token setup', () => {
+  it.each([
+    ['sid', { serviceId: 'another-service' }],
+    ['host', { host: 'another-host' }],
+  ] as const)(
+    'a client configured for another %s: refused by the library, no request to either server',
+    async (claim, change) => {
+      const before = configRequests();
+      const error = await RuntimeClient.create(options(change)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(RuntimeTokenError);
+      expect((error as RuntimeTokenError).claim).toBe(claim);
+      expect((error as Error).message).toContain(claim);
+      expect(configRequests()).toBe(before);
+      expect(await table.byService(String(change.serviceId ?? serviceId))).toEqual([]);
+    },
+  );
+
+  it('a client asking for an env it may not use stops at the token endpoint, before any other request', async () => {
+    // The client may not ask for "dev": the issuer refuses, and the library never gets a token to use.
+    const error = await RuntimeClient.create(options({ envTag: 'dev' })).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(RuntimeTokenError);
+    expect(await table.byService(serviceId)).toEqual([]);
+  });
+});
+
+describe('a correct runtime', () => {
+  it('reads its config, registers, re-registers after a controller restart, and deregisters on close', async () => {
+    const events: RuntimeClientEvent[] = [];
+    const client = await RuntimeClient.create(options({ onEvent: (e: RuntimeClientEvent) => events.push(e) }));
+    expect(await client.config()).toEqual({ 'server.port': 8443 });
+    // A second read is answered from the ETag cache (304).
+    expect(await client.config()).toEqual({ 'server.port': 8443 });
+    const id = await client.register();
+    expect((await table.byId(id))?.status).toBe('connected');
+
+    controller.child.kill('SIGTERM');
+    expect(await controller.exit()).toBe(0);
+    expect((await table.byId(id))?.status).toBe('disconnected');
+    controller = await startControllerProcess();
+    await waitFor(() => events.filter((e) => e.type === 'registered').length >= 2, 'the re-registration', 20_000);
+    expect(client.instanceId).toBe(id);
+    expect((await table.byId(id))?.status).toBe('connected');
+
+    await client.close();
+    await waitFor(async () => (await table.byId(id))?.status === 'deregistered', 'the deregistration');
+  }, 60_000);
+});
