@@ -51,7 +51,7 @@ describe('token lifetime on the socket', () => {
   ] as const)('refuses a refresh with %s and closes 1008', async (_, change, code, reason) => {
     const client = await RpcClient.connect(ctl.wsUrl, { token: await runtime('svc-bad', 60) });
     instanceIdOf(await client.call('service/register', { serviceId: 'svc-bad', envTag: 'prod' }));
-    const jwt = 'bad' in change ? 'not.a.token' : await runtime(String(change.sid ?? 'svc-bad'), 60, change);
+    const jwt = 'bad' in change ? 'not.a.token' : await runtime('sid' in change ? change.sid : 'svc-bad', 60, change);
     const answer = await client.call('session/refresh', { jwt });
     expect(answer.error).toMatchObject({ code, message: reason });
     expect(await client.waitClosed()).toEqual({ code: 1008, reason });

@@ -43,6 +43,18 @@ describe('npm start (dist/scripts/dev.js) with the embedded PostgreSQL', () => {
       { headers: { authorization: `Bearer ${issued.access_token}` } },
     );
     expect(viaIssuer.status).toBe(200);
+    // npm run example:runtime with the printed client: config, then a registration, then close.
+    const [, clientId, clientSecret] = await first.waitFor(/export CLIENT_ID=(\S+) CLIENT_SECRET=(\S+)/);
+    const example = run('scripts/example-runtime.js', ['--once'], {
+      ...env,
+      CLIENT_ID: clientId ?? '',
+      CLIENT_SECRET: clientSecret ?? '',
+      API_URL: `http://127.0.0.1:${env.API_PORT}`,
+      CONTROLLER_URL: `ws://127.0.0.1:${env.CONTROLLER_PORT}`,
+    });
+    expect(await example.exit()).toBe(0);
+    expect(example.output()).toContain('"server.httpPort":8443');
+    expect(example.output()).toMatch(/runtimeInstanceId: \S+/);
     const api = `http://127.0.0.1:${env.API_PORT}`;
     const created = await fetch(`${api}/tags`, {
       method: 'POST',

@@ -100,7 +100,7 @@ describe('a misconfigured runtime stops during token setup', () => {
       expect((error as RuntimeTokenError).claim).toBe(claim);
       expect((error as Error).message).toContain(claim);
       expect(configRequests()).toBe(before);
-      expect(await table.byService(String(change.serviceId ?? serviceId))).toEqual([]);
+      expect(await table.byService('serviceId' in change ? change.serviceId : serviceId)).toEqual([]);
     },
   );
 
