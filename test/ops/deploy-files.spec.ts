@@ -45,17 +45,51 @@ describe('docker-compose.yml', () => {
   });
 
   it('starts with its own defaults: every setting it passes is one loadSettings accepts', () => {
-    // `${VAR:-default}` as compose resolves it with nothing set in the environment.
-    const resolved = (env: Record<string, string> | undefined): Record<string, string> =>
-      Object.fromEntries(
-        Object.entries(env ?? {}).map(([name, value]) => [
-          name,
-          String(value).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, (_, fallback: string) => fallback),
-        ]),
-      );
     for (const service of [api, controller]) {
       expect(() => loadSettings(resolved(service?.environment))).not.toThrow();
     }
+  });
+});
+
+/** `${VAR:-default}` as compose resolves it with nothing set in the environment. */
+function resolved(env: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env ?? {}).map(([name, value]) => [
+      name,
+      String(value).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, (_, fallback: string) => fallback),
+    ]),
+  );
+}
+
+/** docker-compose.issuer.yml layered on docker-compose.yml: compose merges each service's environment by key. */
+describe('docker-compose.issuer.yml', () => {
+  const base = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as {
+    services: Record<string, Service>;
+  };
+  const layer = parse(readFileSync('docker-compose.issuer.yml', 'utf8'), { merge: true }) as {
+    services: Record<string, Service & { secrets?: string[] }>;
+    secrets: Record<string, { file: string }>;
+  };
+  const merged = (name: string): Record<string, string> =>
+    resolved({ ...base.services[name]?.environment, ...layer.services[name]?.environment });
+
+  it("gives the api the issuer key and the controller the api's JWKS, with one issuer for both", () => {
+    const apiSettings = loadSettings(merged('api'));
+    const controllerSettings = loadSettings(merged('controller'));
+    expect(apiSettings.devMode).toBe(false);
+    expect(apiSettings.tokenIssuer.keyFile).toBe('/run/secrets/token-issuer-key');
+    expect(apiSettings.jwt.jwksUri).toBeUndefined();
+    expect(controllerSettings.devMode).toBe(false);
+    expect(controllerSettings.tokenIssuer.keyFile).toBeUndefined();
+    // The api's port inside the compose network and the path the issuer publishes (DESIGN 10).
+    expect(controllerSettings.jwt.jwksUri).toBe(`http://api:${apiSettings.apiPort}/.well-known/jwks.json`);
+    expect(controllerSettings.jwt.issuer).toBe(apiSettings.jwt.issuer);
+  });
+
+  it('mounts the private key into the api only', () => {
+    expect(layer.services.api?.secrets).toEqual(['token-issuer-key']);
+    expect(layer.services.controller?.secrets).toBeUndefined();
+    expect(layer.secrets['token-issuer-key']?.file).toBe('${TOKEN_ISSUER_KEY_PATH:-./issuer.pem}');
   });
 });
 
@@ -76,6 +110,15 @@ describe('docker compose config', () => {
     expect(() =>
       execFileSync(command, [...args, '-f', 'docker-compose.yml', 'config', '-q'], { stdio: 'pipe' }),
     ).not.toThrow();
+  });
+
+  runIt('accepts the issuer layer on top of it', () => {
+    const [command, ...args] = validator!;
+    const files = ['-f', 'docker-compose.yml', '-f', 'docker-compose.issuer.yml'];
+    const output = execFileSync(command, [...args, ...files, 'config'], { stdio: 'pipe' }).toString('utf8');
+    const config = parse(output) as { services: Record<string, Service> };
+    expect(config.services.controller?.environment?.JWT_JWKS_URI).toBe('http://api:8080/.well-known/jwks.json');
+    expect(config.services.api?.environment?.TOKEN_ISSUER_KEY_FILE).toBe('/run/secrets/token-issuer-key');
   });
 });
 

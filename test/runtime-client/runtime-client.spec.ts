@@ -9,7 +9,7 @@ import { ISSUER, writeIssuerKeyFile } from '../support/tokens.js';
 
 /**
  * DESIGN 11 against the real processes: the api with its built-in issuer (in-process, listening) and the
- * built controller, both trusting only the issuer's keys. No part of Bindery is mocked.
+ * built controller reading the api's JWKS, both trusting only the issuer's keys. No part of Bindery is mocked.
  */
 const keys = writeIssuerKeyFile();
 const host = unique('rc-host');
@@ -24,8 +24,11 @@ let clientId: string;
 const issuerEnv = { JWT_JWKS_FILE: '', TOKEN_ISSUER_KEY_FILE: keys.file, JWT_ISSUER: ISSUER };
 
 function startControllerProcess(): Promise<Spawned> {
+  // As in docker-compose.issuer.yml: the controller holds no private key and trusts the api's JWKS.
   return startBuilt('apps/controller/main.js', controllerPort, {
-    ...issuerEnv,
+    JWT_JWKS_FILE: '',
+    JWT_JWKS_URI: `${api.url}/.well-known/jwks.json`,
+    JWT_ISSUER: ISSUER,
     CONTROLLER_PORT: String(controllerPort),
     CONTROLLER_HOST_ID: host,
   });
