@@ -235,16 +235,17 @@ export class RuntimeClient {
   /** Sends `session/refresh` with a renewed token before the socket's token expires (DESIGN 8). */
   private scheduleRefresh(): void {
     clearTimeout(this.refreshTimer);
-    const exp = this.tokens.expiresAt;
-    if (exp === undefined) return;
-    const delay = Math.max(1_000, (exp * 1000 - Date.now()) * 0.8);
+    const renewAt = this.tokens.renewAt;
+    if (renewAt === undefined) return;
+    // At the token's renewal point (a fifth of its lifetime left), never in a tight loop.
+    const delay = Math.max(250, renewAt - Date.now());
     this.refreshTimer = setTimeout(() => void this.refresh(), delay);
     this.refreshTimer.unref();
   }
 
   private async refresh(): Promise<void> {
     try {
-      const jwt = await this.tokens.token();
+      const jwt = await this.tokens.renewed();
       const result = (await this.call('session/refresh', { jwt })) as { exp: number };
       this.emit({ type: 'refreshed', exp: result.exp });
       this.scheduleRefresh();

@@ -41,9 +41,14 @@ export class TokenSource {
     return (await this.renew()).token;
   }
 
-  /** Expiry (epoch seconds) of the token last obtained. */
-  get expiresAt(): number | undefined {
-    return this.held?.exp;
+  /** A newly issued token, whatever is held: `session/refresh` needs a later expiry than the socket's. */
+  async renewed(): Promise<string> {
+    return (await this.renew()).token;
+  }
+
+  /** When (epoch ms) the token last obtained is due for renewal. */
+  get renewAt(): number | undefined {
+    return this.held?.renewAt;
   }
 
   private renew(): Promise<Held> {

@@ -140,3 +140,52 @@ describe('a correct runtime', () => {
     await waitFor(async () => (await table.byId(id))?.status === 'deregistered', 'the deregistration');
   }, 60_000);
 });
+
+describe('token lifetimes on the socket (DESIGN 8)', () => {
+  let shortApi: ListeningApi;
+  let strictController: Spawned;
+  let strictPort: number;
+
+  beforeAll(async () => {
+    // Tokens of 2 s and a grace of 1.5 s: without session/refresh the socket would be closed within 4 s.
+    shortApi = await listenApi({ ...issuerEnv, TOKEN_TTL_SEC: '2' });
+    strictPort = await freePort();
+    strictController = await startBuilt('apps/controller/main.js', strictPort, {
+      JWT_JWKS_FILE: '',
+      JWT_JWKS_URI: `${shortApi.url}/.well-known/jwks.json`,
+      JWT_ISSUER: ISSUER,
+      CONTROLLER_PORT: String(strictPort),
+      CONTROLLER_HOST_ID: host,
+      WS_TOKEN_GRACE_MS: '1500',
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    strictController?.child.kill('SIGKILL');
+    await shortApi?.close();
+  });
+
+  it('the client refreshes before expiry and stays registered on one socket across several lifetimes', async () => {
+    const events: RuntimeClientEvent[] = [];
+    const client = await RuntimeClient.create(
+      options({
+        tokenEndpoint: `${shortApi.url}/oauth2/token`,
+        apiUrl: shortApi.url,
+        controllerUrl: `ws://127.0.0.1:${strictPort}`,
+        onEvent: (e: RuntimeClientEvent) => events.push(e),
+      }),
+    );
+    const id = await client.register();
+    await waitFor(() => events.filter((e) => e.type === 'refreshed').length >= 4, 'four refreshes', 20_000);
+    const exps = events.flatMap((e) => (e.type === 'refreshed' ? [e.exp] : []));
+    // Each refresh carried a newly issued token with a later expiry.
+    expect([...exps].sort((a, b) => a - b)).toEqual(exps);
+    expect(new Set(exps).size).toBe(exps.length);
+    expect(events.filter((e) => e.type === 'disconnected' || e.type === 'registered').map((e) => e.type)).toEqual([
+      'registered',
+    ]);
+    expect((await table.byId(id))?.status).toBe('connected');
+    await client.close();
+    await waitFor(async () => (await table.byId(id))?.status === 'deregistered', 'the deregistration');
+  }, 60_000);
+});
