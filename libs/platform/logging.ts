@@ -7,7 +7,7 @@ import { stdSerializers, type DestinationStream } from 'pino';
 import type { Options as PinoHttpOptions } from 'pino-http';
 import type { LogLevel } from './settings.js';
 
-/** Paths pino replaces with "[redacted]" in every log line: no line ever contains a token. */
+/** Paths pino replaces with "[redacted]" in every log line: no line ever contains a token or a secret. */
 export const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
@@ -19,6 +19,10 @@ export const REDACTED_PATHS = [
   'token',
   'jwt',
   'params.jwt',
+  // The issuer's secrets and answers, should a log call ever be handed them (DESIGN 10).
+  'client_secret',
+  'clientSecret',
+  'access_token',
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

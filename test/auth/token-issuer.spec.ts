@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { callers, ISSUER, writeIssuerKeyFile } from '../support/tokens.js';
@@ -301,17 +302,34 @@ describe('POST /oauth2/token', () => {
     expect(res.statusCode).toBe(415);
   });
 
-  it('never logs a secret or an issued token', async () => {
+  it('never logs a secret (plain, in a Basic header, posted, or wrong), an issued token or the private key', async () => {
     const client = await runtimeClient();
-    const res = await tokenRequest(
-      { grant_type: 'client_credentials' },
-      { authorization: basic(client.clientId, client.clientSecret) },
-    );
+    const header = basic(client.clientId, client.clientSecret);
+    const res = await tokenRequest({ grant_type: 'client_credentials' }, { authorization: header });
     const token = res.json<{ access_token: string }>().access_token;
+    const posted = await tokenRequest({
+      grant_type: 'client_credentials',
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+    });
+    expect(posted.statusCode).toBe(200);
+    const wrong = `${client.clientSecret.slice(0, -4)}AAAA`;
+    expect(
+      (await tokenRequest({ grant_type: 'client_credentials' }, { authorization: basic(client.clientId, wrong) }))
+        .statusCode,
+    ).toBe(401);
     const text = api.logs.raw.join('\n');
     expect(text).toContain('token issued');
-    expect(text).not.toContain(client.clientSecret);
-    expect(text).not.toContain(token.split('.')[2]);
+    for (const secret of [client.clientSecret, header.slice('Basic '.length), wrong, token.split('.')[2] ?? '']) {
+      expect(text).not.toContain(secret);
+    }
+    expect(text).not.toContain('PRIVATE KEY');
+    // Any line of the PEM bodies (base64 of the private keys).
+    const pemLines = readFileSync(keys.file, 'utf8')
+      .split('\n')
+      .filter((line) => line.length >= 40 && !line.startsWith('-----'));
+    expect(pemLines.length).toBeGreaterThan(3);
+    for (const line of pemLines) expect(text).not.toContain(line);
   });
 });
 
