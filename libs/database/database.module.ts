@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger, Module, type DynamicModule, type OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { ControlSession } from './control-session.js';
 import { dataSourceOptions, runMigrations } from './data-source.js';
 import { ConfigLayerRepository } from './repositories/config-layer.repository.js';
+import { ControllerLeaseRepository } from './repositories/controller-lease.repository.js';
 import { EntityLinkRepository } from './repositories/entity-link.repository.js';
 import { EntityRepository } from './repositories/entity.repository.js';
 import { OAuthClientRepository } from './repositories/oauth-client.repository.js';
@@ -17,6 +19,7 @@ const REPOSITORIES = [
   EntityLinkRepository,
   ConfigLayerRepository,
   RuntimeInstanceRepository,
+  ControllerLeaseRepository,
   OAuthClientRepository,
   UnitOfWork,
 ];
@@ -71,8 +74,17 @@ export class DatabaseModule {
           retryDelay: 1000,
         }),
       ],
-      providers: [{ provide: RUN_MIGRATIONS, useValue: options.runMigrations }, MigrationsOnStart, ...REPOSITORIES],
-      exports: [TypeOrmModule, ...REPOSITORIES],
+      providers: [
+        { provide: RUN_MIGRATIONS, useValue: options.runMigrations },
+        MigrationsOnStart,
+        // Connects on first use only: a process that never listens or leases opens no extra session.
+        {
+          provide: ControlSession,
+          useFactory: () => new ControlSession(options.url, `${options.applicationName}-control`),
+        },
+        ...REPOSITORIES,
+      ],
+      exports: [TypeOrmModule, ControlSession, ...REPOSITORIES],
     };
   }
 }

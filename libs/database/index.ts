@@ -1,3 +1,4 @@
+export { ControlSession } from './control-session.js';
 export { dataSourceOptions, migrate, runMigrations, type DatabaseOptions } from './data-source.js';
 export { DatabaseModule, type DatabaseModuleOptions } from './database.module.js';
 export { startEmbeddedPostgres, type EmbeddedServer, type EmbeddedOptions } from './embedded.js';

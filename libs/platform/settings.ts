@@ -60,6 +60,8 @@ export interface Settings {
   readonly wsAuthTimeoutMs: number;
   /** A socket whose token expired this long ago without a `session/refresh` is closed with 1008. */
   readonly wsTokenGraceMs: number;
+  /** A controller replica that stops renewing its lease this long is reaped by another (DESIGN 8.1). */
+  readonly registryLeaseMs: number;
   /** PostgreSQL connections per process. */
   readonly dbPoolSize: number;
   /** Server-side `statement_timeout` of every pooled connection (migrations run without it). */
@@ -151,6 +153,13 @@ function algorithms(env: Env): JwtAlgorithm[] {
   return [...new Set(list)] as JwtAlgorithm[];
 }
 
+/** Renewals run every quarter of it: below 400 ms a replica would spend its time renewing. */
+function registryLeaseMs(env: Env): number {
+  const value = positiveInt(env, 'REGISTRY_LEASE_MS', 15_000);
+  if (value < 400) throw new SettingsError('REGISTRY_LEASE_MS', `must be at least 400 (got ${value})`);
+  return value;
+}
+
 /** Reads and validates every setting at once; throws a SettingsError naming the first bad variable. */
 export function loadSettings(env: Env = process.env): Settings {
   const nodeEnv = text(env, 'NODE_ENV') ?? 'development';
@@ -222,6 +231,7 @@ export function loadSettings(env: Env = process.env): Settings {
     wsMaxUnauthenticated,
     wsAuthTimeoutMs: positiveInt(env, 'WS_AUTH_TIMEOUT_MS', 5000),
     wsTokenGraceMs: positiveInt(env, 'WS_TOKEN_GRACE_MS', 60_000),
+    registryLeaseMs: registryLeaseMs(env),
     dbPoolSize: positiveInt(env, 'DB_POOL_SIZE', 10),
     dbStatementTimeoutMs: positiveInt(env, 'DB_STATEMENT_TIMEOUT_MS', 5000),
     trustProxy: bool(env, 'TRUST_PROXY', false),

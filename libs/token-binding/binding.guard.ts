@@ -47,19 +47,26 @@ const BINDING_RULE = Symbol('bindingRule');
 /** Names the binding rule a route or message handler is under; `TokenBindingGuard` applies it. */
 export const BindingRule = (kind: BindingKind): MethodDecorator & ClassDecorator => SetMetadata(BINDING_RULE, kind);
 
+/**
+ * JSON-RPC methods that set up lasting state on the socket: a binding mismatch there closes it with 1008
+ * (DESIGN 8 for `service/register`, the replicas issue for `discovery/subscribe`); a refused one-off
+ * `discovery/lookup` keeps it open.
+ */
+const LASTING_METHODS: ReadonlySet<string> = new Set(['service/register', 'discovery/subscribe']);
+
 /** A binding mismatch on the WebSocket transport; the JSON-RPC adapter answers it with -32003. */
 export class BindingRejectedError extends Error {
   constructor(
     readonly kind: BindingKind,
     readonly sentence: string,
+    readonly method: string,
   ) {
     super(sentence);
     this.name = 'BindingRejectedError';
   }
 
-  /** DESIGN 8: a refused registration closes the socket (1008); a refused lookup does not. */
   get closesConnection(): boolean {
-    return this.kind === 'register';
+    return LASTING_METHODS.has(this.method);
   }
 }
 
@@ -102,7 +109,7 @@ export class TokenBindingGuard implements CanActivate {
     if (target === undefined) return true;
     const decision = this.enforcer.check(target.endpoint, claims, target.request);
     if (decision.allowed) return true;
-    if (ws) throw new BindingRejectedError(kind, decision.message);
+    if (ws) throw new BindingRejectedError(kind, decision.message, target.endpoint);
     throw new PlainTextException(HttpStatus.FORBIDDEN, decision.message);
   }
 

@@ -109,6 +109,16 @@ export interface RpcResponse {
   readonly id: string | number | null;
   readonly result?: Fields;
   readonly error?: { readonly code: number; readonly message: string; readonly data?: Fields };
+  /** Set on a notification (no id), such as `discovery/changed`. */
+  readonly method?: string;
+  readonly params?: Fields;
+}
+
+/** The `discovery/changed` notifications `client` has received for `subscriptionId`, oldest first. */
+export function changesOf(client: RpcClient, subscriptionId: string): Fields[] {
+  return (client.received as RpcResponse[]).flatMap((frame) =>
+    frame.method === 'discovery/changed' && frame.params?.subscriptionId === subscriptionId ? [frame.params] : [],
+  );
 }
 
 /** The `runtimeInstanceId` of a successful `service/register` answer. */

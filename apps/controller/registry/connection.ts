@@ -11,6 +11,8 @@ export class RegistryConnection {
   /** Stored with each instance it registers, so a stale socket's close never touches a newer registration. */
   readonly id = randomUUID();
   readonly instances = new Set<string>();
+  /** Its `discovery/subscribe` subscriptions; they end with the socket. */
+  readonly subscriptions = new Set<string>();
   /** Answered the last ping (or sent anything) since the previous liveness tick. */
   alive = true;
   closed = false;

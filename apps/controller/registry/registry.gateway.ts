@@ -16,18 +16,37 @@ import { bearerCredential, KeySourceUnavailableError, TokenVerifier, type Princi
 import { JsonRpcRethrowFilter } from '../jsonrpc/jsonrpc.filter.js';
 import { JsonRpcParams } from '../jsonrpc/jsonrpc-validation.pipe.js';
 import { Connections, RegistryConnection } from './connection.js';
+import { DiscoveryService } from './discovery.service.js';
 import { DeregisterParams } from './dto/deregister.params.js';
 import { LookupParams } from './dto/lookup.params.js';
 import { RegisterParams } from './dto/register.params.js';
-import { CLOSE_GOING_AWAY, refreshMismatch, unauthorized, unavailable } from './registry.errors.js';
+import { UnsubscribeParams } from './dto/unsubscribe.params.js';
+import { LeaseService } from './lease.service.js';
+import {
+  CLOSE_GOING_AWAY,
+  CLOSE_SERVICE_RESTART,
+  refreshMismatch,
+  unauthorized,
+  unavailable,
+} from './registry.errors.js';
 import { CLOSE_POLICY_VIOLATION } from '../jsonrpc/jsonrpc.js';
 import { RpcAuthenticated } from './rpc-token.guard.js';
 import { RegistryService } from './registry.service.js';
-import type { DeregisterResult, LookupResult, RefreshResult, RegisterResult } from './runtime-instance.view.js';
+import type {
+  ChangedParams,
+  DeregisterResult,
+  LookupResult,
+  RefreshResult,
+  RegisterResult,
+  SubscribeResult,
+  UnsubscribeResult,
+} from './runtime-instance.view.js';
 
 export const WS_PATH = '/ws/microservice';
 /** Larger frames close the socket with 1009 (ws `maxPayload`, DESIGN 8). */
 export const MAX_FRAME_BYTES = 64 * 1024;
+/** A subscriber this far behind (unsent bytes) is dropped rather than buffered without bound. */
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 /** How long a shutting-down controller waits for a client to answer its 1001 close. */
 const SHUTDOWN_CLOSE_TIMEOUT_MS = 2000;
 
@@ -61,11 +80,18 @@ export class RegistryGateway
 
   constructor(
     private readonly registry: RegistryService,
+    private readonly discovery: DiscoveryService,
     private readonly connections: Connections,
     private readonly verifier: TokenVerifier,
     @Inject(SETTINGS) private readonly settings: Settings,
+    lease: LeaseService,
     metrics: Metrics,
   ) {
+    // Another replica reaped this one (it froze, or lost the database too long) and disconnected its
+    // instances: every runtime reconnects and registers again (1012, service restart).
+    lease.onLost(() => {
+      for (const client of this.connections.keys()) client.close(CLOSE_SERVICE_RESTART, 'Lease lost');
+    });
     const current = (read: () => number) => (gauge: Gauge) => {
       gauge.set(read());
       return Promise.resolve();
@@ -81,6 +107,12 @@ export class RegistryGateway
       'Open registry WebSocket connections of this controller process',
       [],
       current(() => this.openConnections()),
+    );
+    metrics.gauge(
+      'bindery_discovery_subscriptions',
+      'discovery/subscribe subscriptions of this controller process',
+      [],
+      current(() => this.subscriptions()),
     );
   }
 
@@ -122,6 +154,7 @@ export class RegistryGateway
   handleDisconnect(client: WebSocket): void {
     const connection = this.connections.close(client);
     if (connection === undefined) return;
+    this.discovery.closed(connection);
     // After shutdown released everything this process held there is nothing left to mark.
     if (connection.instances.size === 0 || this.released) return;
     this.background(this.registry.markDisconnected(connection.id, [...connection.instances]));
@@ -155,6 +188,27 @@ export class RegistryGateway
     @MessageBody('params', new JsonRpcParams(LookupParams)) params: Readonly<LookupParams>,
   ): Promise<LookupResult> {
     return this.registry.lookup(params);
+  }
+
+  /** `discovery/subscribe`: the lookup's answer now, then `discovery/changed` on every change (DESIGN 8). */
+  @SubscribeMessage('discovery/subscribe')
+  @RpcAuthenticated('lookup')
+  async subscribe(
+    @ConnectedSocket() client: Socket,
+    @MessageBody('params', new JsonRpcParams(LookupParams)) params: Readonly<LookupParams>,
+  ): Promise<SubscribeResult> {
+    return this.discovery.subscribe(this.connections.of(client), params, (changed) =>
+      this.notifyChanged(client, changed),
+    );
+  }
+
+  @SubscribeMessage('discovery/unsubscribe')
+  @RpcAuthenticated()
+  unsubscribe(
+    @ConnectedSocket() client: Socket,
+    @MessageBody('params', new JsonRpcParams(UnsubscribeParams)) params: Readonly<UnsubscribeParams>,
+  ): UnsubscribeResult {
+    return this.discovery.unsubscribe(this.connections.of(client), params.subscriptionId);
   }
 
   /**
@@ -198,6 +252,11 @@ export class RegistryGateway
 
   openConnections(): number {
     return this.connections.size;
+  }
+
+  /** `discovery/subscribe` subscriptions held by the open connections of this process. */
+  subscriptions(): number {
+    return this.discovery.size;
   }
 
   /** Instances registered on the open connections of this process. */
@@ -252,6 +311,16 @@ export class RegistryGateway
       }
     }, delay);
     connection.expiryTimer.unref();
+  }
+
+  private notifyChanged(client: WebSocket, params: ChangedParams): void {
+    if (client.readyState !== client.OPEN) return;
+    if (client.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.logger.warn('subscriber is not reading its notifications; dropping it');
+      client.terminate();
+      return;
+    }
+    client.send(JSON.stringify({ jsonrpc: '2.0', method: 'discovery/changed', params }));
   }
 
   private full(accept: Accept, limit: string): void {

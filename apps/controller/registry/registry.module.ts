@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { Connections } from './connection.js';
+import { DiscoveryService } from './discovery.service.js';
 import { InstancesController } from './instances.controller.js';
+import { LeaseService } from './lease.service.js';
 import { RegistryGateway } from './registry.gateway.js';
 import { RegistryService } from './registry.service.js';
 import { RpcTokenGuard } from './rpc-token.guard.js';
@@ -8,7 +10,7 @@ import { RpcTokenGuard } from './rpc-token.guard.js';
 /** Runtime registration over WebSocket, discovery and the operators' instance list. */
 @Module({
   controllers: [InstancesController],
-  providers: [RegistryService, RegistryGateway, Connections, RpcTokenGuard],
+  providers: [LeaseService, RegistryService, DiscoveryService, RegistryGateway, Connections, RpcTokenGuard],
   exports: [RegistryService, RegistryGateway],
 })
 export class RegistryModule {}

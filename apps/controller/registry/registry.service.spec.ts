@@ -1,24 +1,42 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import { randomUUID } from 'node:crypto';
-import { LEASE_KEY, RuntimeInstanceRepository } from '#database';
+import type { HttpAdapterHost } from '@nestjs/core';
+import { ControllerLeaseRepository, ControlSession, RuntimeInstanceRepository } from '#database';
 import { loadSettings } from '#platform';
 import { openDatabase } from '../../../test/support/database.js';
 import { JsonRpcError } from '../jsonrpc/jsonrpc.js';
 import { RegistryConnection } from './connection.js';
-import { LOOKUP_MAX_NODES, RegistryService } from './registry.service.js';
+import { LeaseService } from './lease.service.js';
+import { LOOKUP_MAX_NODES, MAX_REGISTRATIONS_PER_SOCKET, RegistryService } from './registry.service.js';
 
 let db: DataSource;
+let session: ControlSession;
 let registry: RegistryService;
 const host = `h-${Math.random().toString(36).slice(2, 8)}`;
+/** Leases long enough that only the ticks a test drives by hand renew or reap. */
+const LONG_LEASE = { CONTROLLER_HOST_ID: host, REGISTRY_LEASE_MS: '600000' };
+const noHttp = { httpAdapter: undefined } as unknown as HttpAdapterHost;
+const leases: LeaseService[] = [];
+
+async function startLease(env: Record<string, string> = LONG_LEASE): Promise<LeaseService> {
+  const lease = new LeaseService(new ControllerLeaseRepository(session), loadSettings(env), noHttp);
+  await lease.onModuleInit();
+  leases.push(lease);
+  return lease;
+}
+
+/** One renewal (and, when due, reaping) of `lease`, as its timer would run it. */
+const tick = (lease: LeaseService): Promise<void> => (lease as unknown as { tick(): Promise<void> }).tick();
 
 beforeAll(async () => {
   db = await openDatabase();
-  registry = new RegistryService(new RuntimeInstanceRepository(db), loadSettings({ CONTROLLER_HOST_ID: host }));
-  await registry.onModuleInit();
+  session = new ControlSession(process.env.DATABASE_URL ?? '', 'bindery-lease-test');
+  registry = new RegistryService(new RuntimeInstanceRepository(db), await startLease(), loadSettings(LONG_LEASE));
 });
 afterAll(async () => {
-  await registry.releaseAll();
+  for (const lease of leases) await lease.release();
+  await session.close();
   await db.destroy();
 });
 
@@ -49,51 +67,120 @@ describe('RegistryService rules over RuntimeInstanceRepository (real database)',
     expect(await registry.markDisconnected(second.id, [runtimeInstanceId])).toBe(1);
     expect(await statusOf(runtimeInstanceId)).toBe('disconnected');
   });
+
+  it(`refuses a registration beyond ${MAX_REGISTRATIONS_PER_SOCKET} on one socket with -32602`, async () => {
+    const connection = new RegistryConnection(undefined);
+    for (let port = 1; port <= MAX_REGISTRATIONS_PER_SOCKET; port++) {
+      await registry.register(connection, { serviceId: 'cap', address: '10.7.0.1', port });
+    }
+    await expect(
+      registry.register(connection, { serviceId: 'cap', address: '10.7.0.2', port: 1 }),
+    ).rejects.toMatchObject({
+      code: -32602,
+      data: { errors: [{ field: 'serviceId', message: 'at most 100 registrations per connection' }] },
+    });
+    expect(connection.instances.size).toBe(MAX_REGISTRATIONS_PER_SOCKET);
+  });
 });
 
-describe('the controller lease', () => {
-  /** Holds the lease lock of `controllerId` from another session, as a colliding live controller would. */
-  async function holdLock(controllerId: string): Promise<() => Promise<void>> {
-    const runner = db.createQueryRunner();
-    await runner.connect();
-    await runner.query('select pg_advisory_lock($1, hashtext($2))', [LEASE_KEY, controllerId]);
-    return async () => {
-      await runner.query('select pg_advisory_unlock($1, hashtext($2))', [LEASE_KEY, controllerId]);
-      await runner.release();
-    };
+describe('the controller lease (database clock)', () => {
+  const leaseOf = async (id: string) =>
+    (
+      await db.query<{ n: number }[]>('select count(*)::int as n from controller_lease where controller_id = $1', [id])
+    )[0]?.n;
+
+  /** An instance row held by `controllerId`, as its registration would have written it. */
+  async function heldBy(controllerId: string): Promise<string> {
+    const id = `L${randomUUID().replace(/-/g, '').slice(0, 20)}`;
+    await db.query(
+      `insert into runtime_instance (runtime_instance_id, host_id, service_id, address, port, status, controller_id)
+       values ($1, $2, 'lease-svc', $3, 1, 'connected', $4)`,
+      [id, host, id, controllerId],
+    );
+    return id;
   }
 
-  it('taking a lock held elsewhere is reported, not ignored', async () => {
-    const repository = new RuntimeInstanceRepository(db);
-    const id = randomUUID();
-    const release = await holdLock(id);
-    try {
-      expect(await repository.acquireLease(id)).toBeNull();
-    } finally {
-      await release();
-    }
-    const lease = await repository.acquireLease(id);
-    expect(lease).not.toBeNull();
-    await lease?.release();
+  /** A replica that stopped renewing `agoMs` before its lease ran out. */
+  async function deadReplica(agoMs: number): Promise<{ controllerId: string; instance: string }> {
+    const controllerId = randomUUID();
+    await db.query(
+      `insert into controller_lease (controller_id, host_id, held_since_ts, renewed_ts, expires_ts)
+       values ($1, $2, now() - interval '1 hour', now() - $3 * interval '1 ms', now() - $3 * interval '1 ms')`,
+      [controllerId, host, agoMs],
+    );
+    return { controllerId, instance: await heldBy(controllerId) };
+  }
+
+  it('a replica held without a gap for a whole lease reaps an expired one and the instances it held', async () => {
+    const survivor = await startLease();
+    const dead = await deadReplica(1000);
+    // Just started: it has not held its lease for a whole REGISTRY_LEASE_MS yet, so it may not reap.
+    await tick(survivor);
+    expect(await statusOf(dead.instance)).toBe('connected');
+    await db.query(
+      `update controller_lease set held_since_ts = now() - interval '11 minutes' where controller_id = $1`,
+      [survivor.controllerId],
+    );
+    await tick(survivor);
+    expect(await statusOf(dead.instance)).toBe('disconnected');
+    expect(await leaseOf(dead.controllerId)).toBe(0);
   });
 
-  it('a service whose id collides starts with another id and holds its lease', async () => {
-    const service = new RegistryService(new RuntimeInstanceRepository(db), loadSettings({ CONTROLLER_HOST_ID: host }));
-    const first = service.controllerId;
-    const release = await holdLock(first);
-    try {
-      await service.onModuleInit();
-      expect(service.controllerId).not.toBe(first);
-      const [held] = await db.query<{ n: number }[]>(
-        `select count(*)::int as n from pg_locks where locktype = 'advisory' and granted and classid = $1
-           and objid = hashtext($2)::oid`,
-        [LEASE_KEY, service.controllerId],
-      );
-      expect(held?.n).toBe(1);
-    } finally {
-      await service.releaseAll();
-      await release();
-    }
+  it('after a database outage longer than the lease, live replicas renew and never reap each other', async () => {
+    const a = await startLease();
+    const b = await startLease();
+    const held = await heldBy(b.controllerId);
+    // Neither renewed during the outage: both leases ran out, though both held them for long before.
+    await db.query(
+      `update controller_lease set held_since_ts = now() - interval '1 hour', renewed_ts = now() - interval '20 minutes',
+         expires_ts = now() - interval '10 minutes' where controller_id = any($1)`,
+      [[a.controllerId, b.controllerId]],
+    );
+    // The database is back and `a` ticks first: it renews, but its unbroken hold starts again now.
+    await tick(a);
+    expect(await leaseOf(b.controllerId)).toBe(1);
+    expect(await statusOf(held)).toBe('connected');
+    await tick(b);
+    await tick(a);
+    expect(await statusOf(held)).toBe('connected');
+  });
+
+  it('a replica that finds its lease reaped takes a new one and tells its sockets to reconnect', async () => {
+    const lease = await startLease();
+    let lost = 0;
+    lease.onLost(() => (lost += 1));
+    await db.query('delete from controller_lease where controller_id = $1', [lease.controllerId]);
+    await tick(lease);
+    expect(lost).toBe(1);
+    expect(await leaseOf(lease.controllerId)).toBe(1);
+  });
+
+  it('at start, instances whose holder has no lease are disconnected; a live holder keeps its own', async () => {
+    const live = await startLease();
+    const kept = await heldBy(live.controllerId);
+    const orphan = await heldBy(randomUUID());
+    await startLease();
+    expect(await statusOf(orphan)).toBe('disconnected');
+    expect(await statusOf(kept)).toBe('connected');
+  });
+
+  it('a process restarted on the same endpoint reaps its predecessor at once', async () => {
+    const repository = new ControllerLeaseRepository(session);
+    const before = await startLease();
+    const endpoint = `test-host-${randomUUID()}:8081`;
+    await repository.claimEndpoint(before.controllerId, endpoint);
+    const held = await heldBy(before.controllerId);
+    const after = await startLease();
+    expect(await repository.claimEndpoint(after.controllerId, endpoint)).toEqual({ controllers: 1, instances: 1 });
+    expect(await statusOf(held)).toBe('disconnected');
+  });
+
+  it('a clean release removes the lease and disconnects what it held, in one statement', async () => {
+    const lease = await startLease();
+    const held = await heldBy(lease.controllerId);
+    expect(await lease.release()).toBe(1);
+    expect(await statusOf(held)).toBe('disconnected');
+    expect(await leaseOf(lease.controllerId)).toBe(0);
   });
 
   it('discovery/lookup lists at most LOOKUP_MAX_NODES nodes and says when it cut the list', async () => {
@@ -101,8 +188,8 @@ describe('the controller lease', () => {
     const insert = (from: number, to: number) =>
       db.query(
         `insert into runtime_instance (runtime_instance_id, host_id, service_id, address, port, status, controller_id)
-         select $3 || '-' || n, $1, $2, '10.1.0.1', n, 'connected', gen_random_uuid() from generate_series($4::int, $5::int) n`,
-        [host, serviceId, serviceId.slice(5), from, to],
+         select $3 || '-' || n, $1, $2, '10.1.0.1', n, 'connected', $6 from generate_series($4::int, $5::int) n`,
+        [host, serviceId, serviceId.slice(5), from, to, registry.controllerId],
       );
     await insert(1, LOOKUP_MAX_NODES);
     const full = await registry.lookup({ serviceId });

@@ -1,12 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { RuntimeInstanceRepository, type Lease } from '#database';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { isDatabaseUnavailable, RuntimeInstanceRepository } from '#database';
 import { newId, SETTINGS, type Settings } from '#platform';
 import type { RegistryConnection } from './connection.js';
 import type { ListInstancesQuery } from './dto/list-instances.query.js';
 import type { LookupParams } from './dto/lookup.params.js';
 import type { RegisterParams } from './dto/register.params.js';
-import { forbidden, NOT_OWNER_MESSAGE } from './registry.errors.js';
+import { LeaseService } from './lease.service.js';
+import { forbidden, NOT_OWNER_MESSAGE, paramRefused } from './registry.errors.js';
 import {
   toInstanceView,
   toNodeView,
@@ -16,8 +16,6 @@ import {
   type RegisterResult,
 } from './runtime-instance.view.js';
 
-const PG_UNDEFINED_TABLE = '42P01';
-
 /**
  * The registry of runtime instances (DESIGN 8). The gateway's guards decided the token and the binding
  * before any method here runs; the database's identity constraint is the only duplicate check.
@@ -25,50 +23,37 @@ const PG_UNDEFINED_TABLE = '42P01';
 /** Nodes one `discovery/lookup` answer lists at most (the longest-connected first). */
 export const LOOKUP_MAX_NODES = 1000;
 
+/** Registrations one socket may hold (DESIGN 8); a fleet behind one socket is not what the protocol is for. */
+export const MAX_REGISTRATIONS_PER_SOCKET = 100;
+
+/** How long a disconnect that failed (database away) waits before it is tried again. */
+const DISCONNECT_RETRY_MS = 1000;
+
 @Injectable()
-export class RegistryService implements OnModuleInit {
-  /** This controller process; rows it holds carry it, and its advisory lock says it is alive. */
-  private id = randomUUID();
+export class RegistryService {
   private readonly logger = new Logger('Registry');
-  private lease: Lease | undefined;
+  private stopping = false;
 
   constructor(
     private readonly instances: RuntimeInstanceRepository,
+    private readonly lease: LeaseService,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
+  /** This controller process; rows it holds carry it. */
   get controllerId(): string {
-    return this.id;
+    return this.lease.controllerId;
   }
 
   get hostId(): string {
     return this.settings.controllerHostId;
   }
 
-  async onModuleInit(): Promise<void> {
-    // The lock lives as long as its session: it tells other controllers of this host that we are alive.
-    // Taken or not is checked: a lock held elsewhere (a hash collision) means a fresh id, never no lease.
-    for (let attempt = 0; this.lease === undefined; attempt++) {
-      if (attempt === 5) throw new Error('could not take a controller lease: every id tried was locked');
-      if (attempt > 0) this.id = randomUUID();
-      this.lease = (await this.instances.acquireLease(this.controllerId)) ?? undefined;
-    }
-    const swept = await this.instances.sweepOrphans(this.hostId, this.controllerId).catch((error: unknown) => {
-      // The controller never migrates: say what to do instead of printing PostgreSQL's "relation does not exist".
-      if ((error as { driverError?: { code?: string } }).driverError?.code === PG_UNDEFINED_TABLE) {
-        throw new Error(
-          'the registry table is missing: apply the migrations first (npm run migration:run, or start the api)',
-        );
-      }
-      throw error;
-    });
-    if (swept > 0) {
-      this.logger.log({ hostId: this.hostId, instances: swept }, 'marked instances of a previous run disconnected');
-    }
-  }
-
   /** `service/register`, after `TokenBindingGuard` allowed it (DESIGN 6.3): one upsert. */
   async register(connection: RegistryConnection, params: RegisterParams): Promise<RegisterResult> {
+    if (connection.instances.size >= MAX_REGISTRATIONS_PER_SOCKET) {
+      throw paramRefused('serviceId', `at most ${MAX_REGISTRATIONS_PER_SOCKET} registrations per connection`);
+    }
     const runtimeInstanceId = await this.instances.register({
       runtimeInstanceId: newId(),
       hostId: this.hostId,
@@ -122,12 +107,21 @@ export class RegistryService implements OnModuleInit {
     return { total, instances: instances.map(toInstanceView) };
   }
 
-  /** A connection closed or went silent: its instances are disconnected at once (DESIGN 8). */
+  /**
+   * A connection closed or went silent: its instances are disconnected at once (DESIGN 8). With the
+   * database away the write is retried until it lands, so no row stays "connected" for a closed socket.
+   */
   async markDisconnected(connectionId: string, runtimeInstanceIds: readonly string[]): Promise<number> {
     if (runtimeInstanceIds.length === 0) return 0;
-    const affected = await this.instances.disconnect(runtimeInstanceIds, connectionId);
-    if (affected > 0) this.logger.log({ connectionId, instances: affected }, 'instances disconnected');
-    return affected;
+    try {
+      const affected = await this.instances.disconnect(runtimeInstanceIds, connectionId);
+      if (affected > 0) this.logger.log({ connectionId, instances: affected }, 'instances disconnected');
+      return affected;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error) || this.stopping) throw error;
+      await new Promise((resolve) => setTimeout(resolve, DISCONNECT_RETRY_MS));
+      return this.markDisconnected(connectionId, runtimeInstanceIds);
+    }
   }
 
   /** Records that these instances' connections answered the last liveness ping. */
@@ -136,14 +130,10 @@ export class RegistryService implements OnModuleInit {
     await this.instances.touch(runtimeInstanceIds, this.controllerId);
   }
 
-  /** Shutdown: whatever this process still holds is disconnected; then the lease is given up. */
+  /** Shutdown: whatever this process still holds is disconnected and the lease given up, in one statement. */
   async releaseAll(): Promise<void> {
-    try {
-      await this.instances.releaseAll(this.controllerId);
-    } finally {
-      const lease = this.lease;
-      this.lease = undefined;
-      await lease?.release();
-    }
+    this.stopping = true;
+    const released = await this.lease.release();
+    if (released > 0) this.logger.log({ instances: released }, 'instances disconnected at shutdown');
   }
 }

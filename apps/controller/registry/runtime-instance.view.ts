@@ -108,3 +108,16 @@ export interface RefreshResult {
   readonly status: 'refreshed';
   readonly exp: number;
 }
+
+/** The answer of `discovery/subscribe`: a lookup's answer and the id its `discovery/changed` notifications carry. */
+export interface SubscribeResult extends LookupResult {
+  readonly subscriptionId: string;
+}
+
+export interface UnsubscribeResult {
+  readonly subscriptionId: string;
+  readonly status: 'unsubscribed';
+}
+
+/** `discovery/changed` params: the new node set of one subscription (DESIGN 8). */
+export type ChangedParams = SubscribeResult;

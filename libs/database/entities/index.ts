@@ -1,6 +1,7 @@
 import { ConfigFile } from './config-file.entity.js';
 import { ConfigLayer } from './config-layer.entity.js';
 import { ConfigProperty } from './config-property.entity.js';
+import { ControllerLease } from './controller-lease.entity.js';
 import { DocumentEntity } from './document.entity.js';
 import { EntityTag } from './entity-tag.entity.js';
 import { OAuthClient } from './oauth-client.entity.js';
@@ -13,6 +14,7 @@ export {
   ConfigFile,
   ConfigLayer,
   ConfigProperty,
+  ControllerLease,
   DocumentEntity,
   EntityTag,
   OAuthClient,
@@ -36,5 +38,6 @@ export const ENTITIES = [
   ConfigProperty,
   ConfigFile,
   RuntimeInstance,
+  ControllerLease,
   OAuthClient,
 ] as const;

@@ -4,6 +4,7 @@ import { CreateConfig1763700002000 } from './1763700002000-create-config.js';
 import { CreateRegistry1763700003000 } from './1763700003000-create-registry.js';
 import { WidenEntityType1763700004000 } from './1763700004000-widen-entity-type.js';
 import { CreateOAuthClient1763700005000 } from './1763700005000-create-oauth-client.js';
+import { CreateControllerLease1763700006000 } from './1763700006000-create-controller-lease.js';
 
 /** Every migration, oldest first; add new ones at the end. */
 export const migrations = [
@@ -13,4 +14,5 @@ export const migrations = [
   CreateRegistry1763700003000,
   WidenEntityType1763700004000,
   CreateOAuthClient1763700005000,
+  CreateControllerLease1763700006000,
 ];

@@ -1,12 +1,11 @@
 export { ConfigLayerRepository, type WriteMode } from './config-layer.repository.js';
 export {
-  LEASE_KEY,
   REGISTER_INSTANCE,
   RuntimeInstanceRepository,
   type InstanceFilter,
   type InstanceRegistration,
-  type Lease,
 } from './runtime-instance.repository.js';
+export { ControllerLeaseRepository, REGISTRY_CHANNEL, type Reaped } from './controller-lease.repository.js';
 export { EntityLinkRepository } from './entity-link.repository.js';
 export { EntityRepository, type EntityListOptions, type EntityTable, type TagCondition } from './entity.repository.js';
 export { TAG_SORT_KEYS, TagRepository, type SortOrder, type TagFilter, type TagSortKey } from './tag.repository.js';

@@ -18,9 +18,6 @@ export const REGISTER_INSTANCE = `
     controller_id = excluded.controller_id, connection_id = excluded.connection_id
   returning ri.runtime_instance_id`;
 
-// Advisory-lock namespace of live controller processes; the second key is hashtext(controller id).
-export const LEASE_KEY = 7_243_002;
-
 // Only rows still held by that connection: a newer registration of the same instance stays connected.
 const DISCONNECT = `
   update runtime_instance set status = 'disconnected', disconnected_ts = now()
@@ -34,21 +31,6 @@ const DEREGISTER = `
 const TOUCH = `
   update runtime_instance set last_seen_ts = now()
   where runtime_instance_id = any($1) and controller_id = $2 and status = 'connected'`;
-
-const RELEASE_ALL = `
-  update runtime_instance set status = 'disconnected', disconnected_ts = now()
-  where controller_id = $1 and status = 'connected'`;
-
-// Instances of this host left "connected" by a controller process that no longer holds its lease lock
-// (a previous run that crashed or was killed); live replicas keep theirs.
-const SWEEP_ORPHANS = `
-  update runtime_instance ri set status = 'disconnected', disconnected_ts = now()
-  where ri.host_id = $1 and ri.status = 'connected' and ri.controller_id <> $2
-    and not exists (
-      select 1 from pg_locks l
-      where l.locktype = 'advisory' and l.granted and l.objsubid = 2
-        and l.database = (select oid from pg_database where datname = current_database())
-        and l.classid = $3 and l.objid = hashtext(ri.controller_id::text)::oid)`;
 
 export interface InstanceRegistration {
   readonly runtimeInstanceId: string;
@@ -70,11 +52,6 @@ export interface InstanceFilter {
   readonly envTag?: string;
   readonly status?: string;
   readonly protocol?: string;
-}
-
-/** A controller process's liveness lock, held by one dedicated session until released. */
-export interface Lease {
-  release(): Promise<void>;
 }
 
 /**
@@ -119,44 +96,6 @@ export class RuntimeInstanceRepository extends BaseRepository {
 
   async touch(runtimeInstanceIds: readonly string[], controllerId: string): Promise<void> {
     await this.execute(TOUCH, [runtimeInstanceIds, controllerId]);
-  }
-
-  /** Every instance `controllerId` still holds becomes disconnected. */
-  async releaseAll(controllerId: string): Promise<void> {
-    await this.execute(RELEASE_ALL, [controllerId]);
-  }
-
-  /** Disconnects the host's instances whose controller no longer holds its lease; answers how many. */
-  async sweepOrphans(hostId: string, controllerId: string): Promise<number> {
-    return (await this.execute(SWEEP_ORPHANS, [hostId, controllerId, LEASE_KEY])).affected;
-  }
-
-  /**
-   * Takes the liveness lock of `controllerId` on a session of its own, kept until `release`; null when
-   * another session holds that lock (a hash collision with a live controller): the caller picks another id.
-   */
-  async acquireLease(controllerId: string): Promise<Lease | null> {
-    const runner = this.db.createQueryRunner();
-    await runner.connect();
-    // A try-lock: waiting on a colliding live controller would block start-up for its whole life.
-    const rows = (await runner.query('select pg_try_advisory_lock($1, hashtext($2)) as taken', [
-      LEASE_KEY,
-      controllerId,
-    ])) as { taken: boolean }[];
-    if (rows[0]?.taken !== true) {
-      await runner.release();
-      return null;
-    }
-    return {
-      async release(): Promise<void> {
-        try {
-          // Unlocked explicitly: a released runner's session goes back to the pool with its locks.
-          await runner.query('select pg_advisory_unlock($1, hashtext($2))', [LEASE_KEY, controllerId]);
-        } finally {
-          await runner.release();
-        }
-      },
-    };
   }
 
   /** Connected instances of one service on one host, oldest connection first. */
