@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSettings } from '#platform';
 import { describe, expect, it } from '@jest/globals';
@@ -11,6 +12,8 @@ interface Service {
   command?: string[];
   environment?: Record<string, string>;
   ports?: string[];
+  expose?: string[];
+  volumes?: string[];
   depends_on?: Record<string, { condition: string }>;
   healthcheck?: { test: string[] };
 }
@@ -20,20 +23,33 @@ describe('docker-compose.yml', () => {
   const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as {
     services: Record<string, Service>;
   };
-  const { postgres, api, controller } = compose.services;
+  const { postgres, api, controller, proxy } = compose.services;
 
-  it('has postgres, api and controller, each with a health check', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['api', 'controller', 'postgres']);
-    for (const service of [postgres, api, controller]) expect(service?.healthcheck?.test.length).toBeGreaterThan(0);
+  it('has postgres, api, controller and the proxy, each with a health check', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['api', 'controller', 'postgres', 'proxy']);
+    for (const service of [postgres, api, controller, proxy]) {
+      expect(service?.healthcheck?.test.length).toBeGreaterThan(0);
+    }
     expect(api?.healthcheck?.test.join(' ')).toContain('/health/ready');
     expect(controller?.healthcheck?.test.join(' ')).toContain('/health/ready');
   });
 
-  it('runs the built entry points directly, on the documented ports', () => {
+  it('runs the built entry points directly; only the proxy publishes the documented ports', () => {
     expect(api?.command).toEqual(['node', 'dist/apps/api/main.js']);
     expect(controller?.command).toEqual(['node', 'dist/apps/controller/main.js']);
-    expect(api?.ports).toEqual(['${API_PORT:-8080}:8080']);
-    expect(controller?.ports).toEqual(['${CONTROLLER_PORT:-8081}:8081']);
+    // No published port on the apps: `--scale api=2 --scale controller=2` needs none per replica.
+    expect(api?.ports).toBeUndefined();
+    expect(controller?.ports).toBeUndefined();
+    expect(api?.expose).toEqual(['8080']);
+    expect(controller?.expose).toEqual(['8081']);
+    expect(proxy?.ports).toEqual(['${API_PORT:-8080}:8080', '${CONTROLLER_PORT:-8081}:8081']);
+    expect(proxy?.volumes).toEqual(['./deploy/nginx.conf:/etc/nginx/nginx.conf:ro']);
+    expect(proxy?.depends_on?.api?.condition).toBe('service_healthy');
+    expect(proxy?.depends_on?.controller?.condition).toBe('service_healthy');
+  });
+
+  it('trusts X-Forwarded-For, since the proxy is the only way in', () => {
+    for (const service of [api, controller]) expect(service?.environment?.TRUST_PROXY).toBe('true');
   });
 
   it('starts the apps after a healthy database, and the controller after the api has migrated', () => {
@@ -120,6 +136,32 @@ describe('docker compose config', () => {
     expect(config.services.controller?.environment?.JWT_JWKS_URI).toBe('http://api:8080/.well-known/jwks.json');
     expect(config.services.api?.environment?.TOKEN_ISSUER_KEY_FILE).toBe('/run/secrets/token-issuer-key');
   });
+});
+
+describe('deploy/nginx.conf', () => {
+  const conf = readFileSync('deploy/nginx.conf', 'utf8');
+
+  it('resolves replicas through Docker DNS per request and upgrades WebSockets', () => {
+    expect(conf).toContain('resolver 127.0.0.11');
+    // A variable in proxy_pass makes nginx resolve at request time, so scaled and restarted replicas are found.
+    expect(conf).toMatch(/set \$api http:\/\/api:8080;\s+proxy_pass \$api;/);
+    expect(conf).toMatch(/set \$controller http:\/\/controller:8081;\s+proxy_pass \$controller;/);
+    expect(conf).toContain('proxy_set_header Upgrade $http_upgrade;');
+    expect(conf).toContain('proxy_set_header Connection $connection_upgrade;');
+    // Each location sets its headers itself (nginx inherits none into a location that sets any).
+    expect(conf.match(/proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;/g)).toHaveLength(2);
+  });
+
+  const nginx = spawnSync('nginx', ['-v']).status === 0;
+  (nginx || process.env.CI === 'true' ? it : it.skip)(
+    'passes nginx -t (Debian nginx-light, installed by .ci/run)',
+    () => {
+      const result = spawnSync('nginx', ['-t', '-c', join(process.cwd(), 'deploy/nginx.conf'), '-p', tmpdir()], {
+        encoding: 'utf8',
+      });
+      expect(result.stderr).toContain('test is successful');
+    },
+  );
 });
 
 describe('Dockerfile', () => {

@@ -1,0 +1,93 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { listenApi, unique, type ListeningApi } from '../support/api.js';
+import { instanceIdOf, RpcClient, startController, WS_PATH, type TestController } from '../support/controller.js';
+import { freePort } from '../support/processes.js';
+import { callers, token } from '../support/tokens.js';
+
+/**
+ * The compose file's proxy (deploy/nginx.conf) run for real in front of an api and a controller: only the
+ * upstream addresses and ports are rewritten, since Docker's DNS names do not exist here.
+ */
+const nginx = spawnSync('nginx', ['-v']).status === 0;
+const describeIt = nginx || process.env.CI === 'true' ? describe : describe.skip;
+
+describeIt('deploy/nginx.conf in front of the apps', () => {
+  let api: ListeningApi;
+  let controller: TestController;
+  let proxy: ChildProcess;
+  let apiUrl: string;
+  let controllerUrl: string;
+
+  beforeAll(async () => {
+    api = await listenApi({ TRUST_PROXY: 'true' });
+    controller = await startController({ TRUST_PROXY: 'true' });
+    const [apiPort, controllerPort] = [await freePort(), await freePort()];
+    const dir = mkdtempSync(join(tmpdir(), 'bindery-nginx-'));
+    // Like /tmp in the image: nginx's workers (not root) spool large bodies below it.
+    chmodSync(dir, 0o755);
+    const conf = readFileSync('deploy/nginx.conf', 'utf8')
+      .replace('pid /tmp/nginx.pid;', `pid ${dir}/nginx.pid;`)
+      .replaceAll('/tmp/nginx-', `${dir}/nginx-`)
+      .replace('listen 8080;', `listen 127.0.0.1:${apiPort};`)
+      .replace('listen 8081;', `listen 127.0.0.1:${controllerPort};`)
+      .replace('http://api:8080', api.url)
+      .replace('http://controller:8081', controller.httpUrl);
+    const file = join(dir, 'nginx.conf');
+    writeFileSync(file, conf);
+    proxy = spawn('nginx', ['-c', file, '-p', dir, '-g', 'daemon off;'], { stdio: 'ignore' });
+    apiUrl = `http://127.0.0.1:${apiPort}`;
+    controllerUrl = `http://127.0.0.1:${controllerPort}`;
+    const deadline = Date.now() + 10_000;
+    while (
+      !(await fetch(`${apiUrl}/health/live`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    ) {
+      if (Date.now() > deadline) throw new Error('nginx did not start');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    proxy?.kill('SIGTERM');
+    await controller?.close();
+    await api?.close();
+  });
+
+  it('proxies the api and logs the address nginx saw, never one the client claimed', async () => {
+    const admin = await callers.admin();
+    const res = await fetch(`${apiUrl}/tags?limit=1`, {
+      headers: { authorization: `Bearer ${admin}`, 'x-forwarded-for': '203.0.113.9', 'x-request-id': 'via-proxy-1' },
+    });
+    expect(res.status).toBe(200);
+    const line = api.logs.lines.find((l) => (l.req as { id?: string } | undefined)?.id === 'via-proxy-1');
+    expect((line?.req as { remoteAddress?: string }).remoteAddress).toBe('127.0.0.1');
+  });
+
+  it('lets the api answer an oversized body itself (413 problem+json, not an nginx page)', async () => {
+    const admin = await callers.admin();
+    const res = await fetch(`${apiUrl}/tags`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ tagName: 'x'.repeat(5 * 1024 * 1024) }),
+    });
+    expect(res.status).toBe(413);
+    expect(res.headers.get('content-type')).toContain('application/problem+json');
+  });
+
+  it('upgrades the controller WebSocket and keeps it: register, then lookup on the same socket', async () => {
+    const serviceId = unique('proxied');
+    const client = await RpcClient.connect(`${controllerUrl.replace('http', 'ws')}${WS_PATH}`, {
+      token: await token({ sub: 'rt', sid: serviceId, host: controller.hostId }),
+    });
+    const id = instanceIdOf(await client.call('service/register', { serviceId, address: '10.4.0.1', port: 1 }));
+    const lookup = await client.call('discovery/lookup', { serviceId });
+    expect(lookup.result?.nodes).toEqual([expect.objectContaining({ runtimeInstanceId: id })]);
+    await client.close();
+  });
+});
