@@ -5,6 +5,8 @@ export {
   isPlainFileName,
   RuntimeClient,
   RuntimeRequestError,
+  type DiscoveryFilter,
+  type DiscoverySubscription,
   type LookupResult,
   type RuntimeClientEvent,
   type RuntimeClientOptions,

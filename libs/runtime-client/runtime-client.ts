@@ -60,6 +60,13 @@ interface Cached {
   readonly body: unknown;
 }
 
+function discoveryParams(serviceId: string, filter: DiscoveryFilter): Record<string, string> {
+  const params: Record<string, string> = { serviceId };
+  if (filter.envTag !== undefined) params.envTag = filter.envTag;
+  if (filter.protocol !== undefined) params.protocol = filter.protocol;
+  return params;
+}
+
 /** A plain file name: no path separator, no `..`, no control characters (DESIGN 11). */
 export function isPlainFileName(name: string): boolean {
   // eslint-disable-next-line no-control-regex
@@ -73,6 +80,24 @@ export function backoffDelay(attempt: number, capMs: number, random: () => numbe
 }
 
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
+
+/** Optional filters of `lookup()` and `subscribe()`; omitted ones match every value. */
+export interface DiscoveryFilter {
+  readonly envTag?: string;
+  readonly protocol?: string;
+}
+
+/** A `subscribe()` that lasts across reconnects until `unsubscribe()` or `close()`. */
+export interface DiscoverySubscription {
+  unsubscribe(): Promise<void>;
+}
+
+interface Watch {
+  readonly params: Readonly<Record<string, string>>;
+  readonly onChange: (nodes: LookupResult) => void;
+  /** The id on the current socket; a reconnect subscribes again and gets a new one. */
+  subscriptionId: string | undefined;
+}
 
 /**
  * What a runtime service imports to bootstrap itself (DESIGN 11): a token of the right profile first,
@@ -90,6 +115,7 @@ export class RuntimeClient {
   private attempt = 0;
   private refreshTimer: NodeJS.Timeout | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  private readonly watches = new Set<Watch>();
 
   private constructor(private readonly options: RuntimeClientOptions) {
     this.fetchImpl = options.fetch ?? fetch;
@@ -177,11 +203,46 @@ export class RuntimeClient {
     return this.runtimeInstanceId ?? '';
   }
 
-  lookup(serviceId: string, envTag?: string, protocol?: string): Promise<LookupResult> {
-    const params: Record<string, string> = { serviceId };
-    if (envTag !== undefined) params.envTag = envTag;
-    if (protocol !== undefined) params.protocol = protocol;
-    return this.call('discovery/lookup', params) as Promise<LookupResult>;
+  lookup(serviceId: string, filter: DiscoveryFilter = {}): Promise<LookupResult> {
+    return this.call('discovery/lookup', discoveryParams(serviceId, filter)) as Promise<LookupResult>;
+  }
+
+  /**
+   * `discovery/subscribe` (DESIGN 8): `onChange` gets the current node set now and the whole new set on
+   * every change, on any controller replica. After a reconnect the client subscribes again and `onChange`
+   * gets the set as it is then, so nothing that happened while disconnected is missed. Needs `register()`.
+   */
+  async subscribe(
+    serviceId: string,
+    onChange: (nodes: LookupResult) => void,
+    filter: DiscoveryFilter = {},
+  ): Promise<DiscoverySubscription> {
+    const watch: Watch = { params: discoveryParams(serviceId, filter), onChange, subscriptionId: undefined };
+    this.watches.add(watch);
+    try {
+      await this.watch(watch);
+    } catch (error) {
+      this.watches.delete(watch);
+      throw error;
+    }
+    return {
+      unsubscribe: async () => {
+        this.watches.delete(watch);
+        const subscriptionId = watch.subscriptionId;
+        watch.subscriptionId = undefined;
+        if (subscriptionId !== undefined) {
+          await this.call('discovery/unsubscribe', { subscriptionId }).catch(() => undefined);
+        }
+      },
+    };
+  }
+
+  private async watch(watch: Watch): Promise<void> {
+    const { subscriptionId, ...result } = (await this.call('discovery/subscribe', watch.params)) as LookupResult & {
+      subscriptionId: string;
+    };
+    watch.subscriptionId = subscriptionId;
+    watch.onChange(result);
   }
 
   /** Deregisters and closes the socket; the client reconnects no more. */
@@ -230,6 +291,10 @@ export class RuntimeClient {
     this.attempt = 0;
     this.scheduleRefresh();
     this.emit({ type: 'registered', runtimeInstanceId: result.runtimeInstanceId });
+    // Subscriptions belong to a socket: a new socket needs them again.
+    for (const watch of this.watches) {
+      await this.watch(watch).catch((error: unknown) => this.emit({ type: 'error', error: error as Error }));
+    }
   }
 
   /** Sends `session/refresh` with a renewed token before the socket's token expires (DESIGN 8). */
@@ -271,6 +336,8 @@ export class RuntimeClient {
   private onMessage(text: string): void {
     let message: {
       id?: unknown;
+      method?: unknown;
+      params?: unknown;
       result?: unknown;
       error?: { code: number; message: string; data?: { status?: number } };
     };
@@ -279,6 +346,7 @@ export class RuntimeClient {
     } catch {
       return;
     }
+    if (message.method === 'discovery/changed') return this.changed(message.params);
     if (typeof message.id !== 'number') return;
     const pending = this.pending.get(message.id);
     if (pending === undefined) return;
@@ -292,8 +360,17 @@ export class RuntimeClient {
     }
   }
 
+  private changed(params: unknown): void {
+    if (typeof params !== 'object' || params === null) return;
+    const { subscriptionId, ...result } = params as LookupResult & { subscriptionId?: unknown };
+    for (const watch of this.watches) {
+      if (watch.subscriptionId !== undefined && watch.subscriptionId === subscriptionId) watch.onChange(result);
+    }
+  }
+
   private onClose(socket: WebSocket, code: number, reason: string): void {
     if (socket !== this.socket) return;
+    for (const watch of this.watches) watch.subscriptionId = undefined;
     clearTimeout(this.refreshTimer);
     for (const pending of this.pending.values()) pending.reject(new RuntimeRequestError(0, `socket closed ${code}`));
     this.pending.clear();

@@ -141,6 +141,40 @@ describe('a correct runtime', () => {
   }, 60_000);
 });
 
+describe('subscribe()', () => {
+  it('gets the node set now and on every change, and again after the client had to reconnect', async () => {
+    const sets: string[][] = [];
+    const watcher = await RuntimeClient.create(options({ instance: { address: '10.3.1.1', port: 9001 } }));
+    await watcher.register();
+    const subscription = await watcher.subscribe(
+      serviceId,
+      (result) => sets.push(result.nodes.map((n) => `${String(n.address)}:${String(n.port)}`)),
+      { envTag: 'prod' },
+    );
+    expect(sets).toEqual([['10.3.1.1:9001']]);
+    const runtime = await RuntimeClient.create(options({ instance: { address: '10.3.1.2', port: 9002 } }));
+    await runtime.register();
+    await waitFor(() => sets.length === 2, 'the new node', 2000);
+    expect(sets[1]).toEqual(['10.3.1.1:9001', '10.3.1.2:9002']);
+
+    // The controller restarts: both reconnect and register again; the watcher subscribes again by itself.
+    controller.child.kill('SIGTERM');
+    expect(await controller.exit()).toBe(0);
+    controller = await startControllerProcess();
+    await waitFor(
+      () => sets.length >= 3 && (sets.at(-1)?.length ?? 0) === 2,
+      'the set after the reconnect with both nodes',
+      20_000,
+    );
+    const seen = sets.length;
+    await runtime.close();
+    await waitFor(() => sets.length > seen && sets.at(-1)?.length === 1, 'the closed node to go', 2000);
+    expect(sets.at(-1)).toEqual(['10.3.1.1:9001']);
+    await subscription.unsubscribe();
+    await watcher.close();
+  }, 60_000);
+});
+
 describe('token lifetimes on the socket (DESIGN 8)', () => {
   let shortApi: ListeningApi;
   let strictController: Spawned;
