@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { DataSource } from 'typeorm';
+import type { HttpAdapterHost } from '@nestjs/core';
+import { ControllerLeaseRepository, ControlSession, RuntimeInstanceRepository } from '#database';
+import { loadSettings } from '#platform';
+import { openDatabase } from '../../../test/support/database.js';
+import { RegistryConnection } from './connection.js';
+import { DiscoveryService } from './discovery.service.js';
+import { LeaseService } from './lease.service.js';
+import { RegistryService } from './registry.service.js';
+import type { ChangedParams } from './runtime-instance.view.js';
+
+/** A control session whose notifications never arrive: only a reconnect can tell the service anything. */
+class SilentSession {
+  private readonly reconnects: (() => void)[] = [];
+  listen(): Promise<void> {
+    return Promise.resolve();
+  }
+  onReconnect(handler: () => void): void {
+    this.reconnects.push(handler);
+  }
+  reconnect(): void {
+    for (const handler of this.reconnects) handler();
+  }
+}
+
+const host = `h-${Math.random().toString(36).slice(2, 8)}`;
+const settings = loadSettings({ CONTROLLER_HOST_ID: host, REGISTRY_LEASE_MS: '600000' });
+let db: DataSource;
+let session: ControlSession;
+let lease: LeaseService;
+let registry: RegistryService;
+
+beforeAll(async () => {
+  db = await openDatabase();
+  session = new ControlSession(process.env.DATABASE_URL ?? '', 'bindery-discovery-test');
+  const noHttp = { httpAdapter: undefined } as unknown as HttpAdapterHost;
+  lease = new LeaseService(new ControllerLeaseRepository(session), settings, noHttp);
+  await lease.onModuleInit();
+  registry = new RegistryService(new RuntimeInstanceRepository(db), lease, settings);
+});
+afterAll(async () => {
+  await lease.release();
+  await session.close();
+  await db.destroy();
+});
+
+describe('DiscoveryService', () => {
+  it('after its session reconnects it re-reads every subscribed set: a change whose notification was lost still arrives', async () => {
+    const silent = new SilentSession();
+    const discovery = new DiscoveryService(registry, silent as unknown as ControlSession);
+    await discovery.onModuleInit();
+    const watcher = new RegistryConnection(undefined);
+    const sent: ChangedParams[] = [];
+    const answer = await discovery.subscribe(watcher, { serviceId: 'lost-svc' }, (params) => sent.push(params));
+    expect(answer.nodes).toEqual([]);
+
+    // A registration whose notification this controller never sees (its session was down).
+    const runtime = new RegistryConnection(undefined);
+    const { runtimeInstanceId } = await registry.register(runtime, {
+      serviceId: 'lost-svc',
+      address: '10.2.0.1',
+      port: 1,
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(sent).toEqual([]);
+
+    silent.reconnect();
+    for (let i = 0; i < 100 && sent.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(sent).toEqual([
+      {
+        subscriptionId: answer.subscriptionId,
+        serviceId: 'lost-svc',
+        envTag: null,
+        nodes: [expect.objectContaining({ runtimeInstanceId })],
+      },
+    ]);
+    // A second reconnect with nothing new sends nothing: only differing sets are sent.
+    silent.reconnect();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sent).toHaveLength(1);
+    discovery.closed(watcher);
+    expect(discovery.size).toBe(0);
+  });
+});
+
+describe('ControlSession', () => {
+  it('reconnects by itself when its session is killed, tells its listeners, and listens again', async () => {
+    const name = `bindery-control-${Math.random().toString(36).slice(2, 8)}`;
+    const control = new ControlSession(process.env.DATABASE_URL ?? '', name);
+    const payloads: string[] = [];
+    let reconnected = 0;
+    control.onReconnect(() => (reconnected += 1));
+    try {
+      await control.listen('bindery_test_channel', (payload) => payloads.push(payload));
+      await db.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1`, [name]);
+      for (let i = 0; i < 150 && reconnected === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(reconnected).toBe(1);
+      await db.query(`select pg_notify('bindery_test_channel', 'after')`);
+      for (let i = 0; i < 100 && payloads.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(payloads).toEqual(['after']);
+    } finally {
+      await control.close();
+    }
+  });
+});
