@@ -4,6 +4,7 @@ import { PlatformModule, type PlatformOptions } from '#platform';
 import { TokenBindingModule } from '#token-binding';
 import { ConfigServerModule } from './config-server/config-server.module.js';
 import { EntityTagModule } from './catalog/entity-tag.module.js';
+import { EventsModule } from './events/events.module.js';
 import { TagsModule } from './tags/tags.module.js';
 import { TokenIssuerModule } from './token-issuer/token-issuer.module.js';
 
@@ -29,6 +30,7 @@ export class ApiModule {
         TokenBindingModule,
         TagsModule,
         EntityTagModule,
+        EventsModule,
         ConfigServerModule,
         // Dev mode and TOKEN_ISSUER_KEY_FILE turn the built-in issuer on (DESIGN 10).
         ...(options.settings.devMode || options.settings.tokenIssuer.keyFile !== undefined ? [TokenIssuerModule] : []),

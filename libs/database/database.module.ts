@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ControlSession } from './control-session.js';
 import { dataSourceOptions, runMigrations } from './data-source.js';
+import { ChangeEventRepository } from './repositories/change-event.repository.js';
 import { ConfigLayerRepository } from './repositories/config-layer.repository.js';
 import { ControllerLeaseRepository } from './repositories/controller-lease.repository.js';
 import { EntityLinkRepository } from './repositories/entity-link.repository.js';
@@ -21,6 +22,7 @@ const REPOSITORIES = [
   RuntimeInstanceRepository,
   ControllerLeaseRepository,
   OAuthClientRepository,
+  ChangeEventRepository,
   UnitOfWork,
 ];
 

@@ -24,14 +24,20 @@ export interface HttpAppOptions {
   readonly formRoutes?: readonly string[];
   /** TRUST_PROXY: `request.ip` is the address the one proxy in front saw (the last X-Forwarded-For hop). */
   readonly trustProxy?: boolean;
+  /** Routes (templates) allowed a larger body than BODY_LIMIT_BYTES, with their limit in bytes. */
+  readonly bodyLimits?: Readonly<Record<string, number>>;
 }
 
 export async function createHttpApp(
   root: DynamicModule,
   options: HttpAppOptions = {},
 ): Promise<NestFastifyApplication> {
+  const bodyLimits = new Map(Object.entries(options.bodyLimits ?? {}));
+  const largest = Math.max(BODY_LIMIT_BYTES, ...bodyLimits.values());
+  const limitOf = (route: string | undefined): number =>
+    (route === undefined ? undefined : bodyLimits.get(route)) ?? BODY_LIMIT_BYTES;
   const adapter = new FastifyAdapter({
-    bodyLimit: BODY_LIMIT_BYTES,
+    bodyLimit: largest,
     genReqId: requestId,
     // One trusted hop, as `clientAddress` in the logs: the proxy's own X-Forwarded-For entry.
     trustProxy: options.trustProxy === true ? (_address: string, hop: number) => hop < 1 : false,
@@ -45,7 +51,7 @@ export async function createHttpApp(
   });
   // Nest's parsers (JSON, form, text) are replaced by the one JSON parser with a depth limit.
   const app = await NestFactory.create<NestFastifyApplication>(root, adapter, { bufferLogs: true, bodyParser: false });
-  useJsonBodiesOnly(app.getHttpAdapter().getInstance(), BODY_LIMIT_BYTES, options.formRoutes);
+  useJsonBodiesOnly(app.getHttpAdapter().getInstance(), largest, options.formRoutes, limitOf);
   app.useLogger(app.get(Logger));
   // Nest routes Fastify's own errors (bad JSON, body too large) through this filter too.
   app.useGlobalFilters(new ProblemFilter());
@@ -62,7 +68,7 @@ export async function createHttpApp(
         return;
       }
       // A declared length over the limit is refused before its content type or a byte of it is read (DESIGN 3).
-      if (Number(request.headers['content-length'] ?? 0) > BODY_LIMIT_BYTES) {
+      if (Number(request.headers['content-length'] ?? 0) > limitOf(request.routeOptions.url)) {
         sendError(reply, new ProblemException(413, 'Request body is too large'));
         return;
       }

@@ -30,14 +30,19 @@ export function useJsonBodiesOnly(
   instance: FastifyInstance,
   bodyLimit: number,
   formRoutes: readonly string[] = [],
+  routeLimit: (route: string | undefined) => number = () => bodyLimit,
 ): void {
   instance.removeAllContentTypeParsers();
   useFormBodiesOn(instance, formRoutes);
   instance.addContentTypeParser(
     /^application\/([\w.+-]+\+)?json$/i,
     { parseAs: 'string', bodyLimit },
-    (_request, body, done) => {
+    (request, body, done) => {
       const text = body as string;
+      // `bodyLimit` is the largest any route allows; a chunked body (no Content-Length) meets its own here.
+      if (Buffer.byteLength(text) > routeLimit(request.routeOptions.url)) {
+        return done(new ProblemException(413, 'Request body is too large'), undefined);
+      }
       if (text.trim() === '') return done(null, undefined);
       if (jsonDepthExceeds(text))
         return done(badRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);

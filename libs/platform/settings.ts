@@ -62,6 +62,8 @@ export interface Settings {
   readonly wsTokenGraceMs: number;
   /** A controller replica that stops renewing its lease this long is reaped by another (DESIGN 8.1). */
   readonly registryLeaseMs: number;
+  /** Change-feed events older than this many days are pruned (DESIGN 12). */
+  readonly eventsRetentionDays: number;
   /** PostgreSQL connections per process. */
   readonly dbPoolSize: number;
   /** Server-side `statement_timeout` of every pooled connection (migrations run without it). */
@@ -232,6 +234,7 @@ export function loadSettings(env: Env = process.env): Settings {
     wsAuthTimeoutMs: positiveInt(env, 'WS_AUTH_TIMEOUT_MS', 5000),
     wsTokenGraceMs: positiveInt(env, 'WS_TOKEN_GRACE_MS', 60_000),
     registryLeaseMs: registryLeaseMs(env),
+    eventsRetentionDays: positiveInt(env, 'EVENTS_RETENTION_DAYS', 30),
     dbPoolSize: positiveInt(env, 'DB_POOL_SIZE', 10),
     dbStatementTimeoutMs: positiveInt(env, 'DB_STATEMENT_TIMEOUT_MS', 5000),
     trustProxy: bool(env, 'TRUST_PROXY', false),

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
-import { EntityLinkRepository, EntityRepository, TagRepository, UnitOfWork } from '#database';
+import { EntityLinkRepository, EntityRepository, TagRepository, UnitOfWork, ChangeEventRepository } from '#database';
 import { principalOf } from '#token-binding';
 import { openDatabase, statusOf } from '../../../test/support/database.js';
 import { TagsService } from '../tags/tags.service.js';
@@ -18,8 +18,14 @@ const schema = ENTITY_TYPES.find((def) => def.entityType === 'schema')!;
 beforeAll(async () => {
   db = await openDatabase();
   const work = new UnitOfWork(db);
-  tags = new TagsService(new TagRepository(db), work);
-  entities = new EntitiesService(work, new EntityRepository(db), new EntityLinkRepository(db), new TagRepository(db));
+  tags = new TagsService(new TagRepository(db), work, new ChangeEventRepository(db));
+  entities = new EntitiesService(
+    work,
+    new EntityRepository(db),
+    new EntityLinkRepository(db),
+    new TagRepository(db),
+    new ChangeEventRepository(db),
+  );
 });
 afterAll(() => db.destroy());
 

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import {
+  ChangeEventRepository,
   DuplicateKeyError,
   EntityLinkRepository,
   EntityRepository,
@@ -13,7 +14,9 @@ import { badRequest, conflict, notFound, preconditionFailed, newId, parseSort } 
 import type { Principal } from '#token-binding';
 import { versionMatches, type VersionCondition } from '../common/etag.js';
 import { assertCanWrite, canSee, scopeOf } from '../common/host-access.js';
+import { changeEvent, linkEvents } from '../events/change-events.js';
 import { toTagView, type TagView } from '../tags/tag.view.js';
+import { MAX_TAGS_PER_ENTITY } from './dto/fields.js';
 import type { EntityInput } from './dto/entity-body.dto.js';
 import type { ListEntitiesQuery } from './dto/list-entities.query.js';
 import type { EntityTypeDefinition } from './entity-types.js';
@@ -30,6 +33,7 @@ export class EntitiesService {
     private readonly entities: EntityRepository,
     private readonly links: EntityLinkRepository,
     private readonly tagStore: TagRepository,
+    private readonly events: ChangeEventRepository,
   ) {}
 
   async create(def: EntityTypeDefinition, principal: Principal, input: EntityInput): Promise<EntityView> {
@@ -53,8 +57,15 @@ export class EntitiesService {
         }
         throw error;
       }
-      await this.links.in(tx).link(def.entityType, id, tagIds);
-      return toEntityView(def, row, tagIds);
+      const added = await this.links.in(tx).link(def.entityType, id, tagIds);
+      const view = toEntityView(def, row, tagIds);
+      await this.events
+        .in(tx)
+        .append([
+          changeEvent('entity.created', principal, hostId, { entityType: def.entityType, ...view }),
+          ...linkEvents(principal, def, id, hostId, added, []),
+        ]);
+      return view;
     });
   }
 
@@ -111,8 +122,16 @@ export class EntitiesService {
     return this.work.run(async (tx) => {
       const current = await this.lockWritable(tx, def, principal, id, condition);
       assertCanWrite(principal, hostId, def.entityType);
-      if (input.tagIds !== undefined) await this.replaceLinks(tx, def, principal, id, input.tagIds);
-      return this.save(tx, def, principal, current, { ...ownFields(def, input), hostId });
+      const changed =
+        input.tagIds === undefined ? NO_CHANGE : await this.replaceLinks(tx, def, principal, id, input.tagIds);
+      const view = await this.save(tx, def, principal, current, { ...ownFields(def, input), hostId });
+      await this.events
+        .in(tx)
+        .append([
+          changeEvent('entity.updated', principal, hostId, { entityType: def.entityType, ...view }),
+          ...linkEvents(principal, def, id, hostId, changed.added, changed.removed),
+        ]);
+      return view;
     });
   }
 
@@ -124,9 +143,11 @@ export class EntitiesService {
     condition: VersionCondition,
   ): Promise<void> {
     await this.work.run(async (tx) => {
-      await this.lockWritable(tx, def, principal, id, condition);
+      const current = await this.lockWritable(tx, def, principal, id, condition);
       await this.links.in(tx).unlinkAll(def.entityType, id);
       await this.entities.in(tx).delete(def, id);
+      const data = { entityType: def.entityType, entityId: id, hostId: current.hostId };
+      await this.events.in(tx).append([changeEvent('entity.deleted', principal, current.hostId, data)]);
     });
   }
 
@@ -147,9 +168,45 @@ export class EntitiesService {
   ): Promise<EntityView> {
     return this.work.run(async (tx) => {
       const current = await this.lockWritable(tx, def, principal, id, condition);
-      await this.replaceLinks(tx, def, principal, id, tagIds);
-      return this.save(tx, def, principal, current, {});
+      const changed = await this.replaceLinks(tx, def, principal, id, tagIds);
+      const view = await this.save(tx, def, principal, current, {});
+      await this.events.in(tx).append(linkEvents(principal, def, id, current.hostId, changed.added, changed.removed));
+      return view;
     });
+  }
+
+  /**
+   * Adds (or removes) links to `tagIds` without touching the entity's other links: one operation of
+   * `POST /tags/batch`, in the caller's transaction `tx`, with the rules of the single writes (visibility,
+   * write access, unknown tag ids, at most MAX_TAGS_PER_ENTITY tags). The entity's row is locked first, so
+   * concurrent additions to one entity are counted one after the other and the cap holds.
+   */
+  async changeTags(
+    tx: Tx,
+    def: EntityTypeDefinition,
+    principal: Principal,
+    id: string,
+    op: 'add' | 'remove',
+    requested: readonly string[],
+  ): Promise<EntityView> {
+    const current = await this.lockWritable(tx, def, principal, id, { any: true });
+    const tagIds = await this.visibleTagIds(tx, principal, requested);
+    const links = this.links.in(tx);
+    const added = op === 'add' ? await links.link(def.entityType, id, tagIds) : [];
+    const removed = op === 'remove' ? await links.unlink(def.entityType, id, tagIds) : [];
+    if (added.length > 0) {
+      const count = await links.countOf(def.entityType, id);
+      if (count > MAX_TAGS_PER_ENTITY) {
+        throw badRequest(
+          `${def.entityType} ${id} would have ${count} tags; at most ${MAX_TAGS_PER_ENTITY} are allowed`,
+          [{ field: 'tagIds', message: `at most ${MAX_TAGS_PER_ENTITY} tags per entity` }],
+        );
+      }
+    }
+    if (added.length === 0 && removed.length === 0) return this.view(links, def, principal, current);
+    const view = await this.save(tx, def, principal, current, {});
+    await this.events.in(tx).append(linkEvents(principal, def, id, current.hostId, added, removed));
+    return view;
   }
 
   /** Writes `changes` plus the audit fields and the next version, and answers the new representation. */
@@ -201,11 +258,12 @@ export class EntitiesService {
     principal: Principal,
     id: string,
     requested: readonly string[],
-  ): Promise<void> {
+  ): Promise<LinkChange> {
     const tagIds = await this.visibleTagIds(tx, principal, requested);
     const links = this.links.in(tx);
-    await links.unlinkOthers(def.entityType, id, tagIds);
-    await links.link(def.entityType, id, tagIds);
+    const removed = await links.unlinkOthers(def.entityType, id, tagIds);
+    const added = await links.link(def.entityType, id, tagIds);
+    return { added, removed };
   }
 
   private async findVisible(
@@ -240,6 +298,13 @@ export class EntitiesService {
     return row;
   }
 }
+
+interface LinkChange {
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
+}
+
+const NO_CHANGE: LinkChange = { added: [], removed: [] };
 
 /** The type's own fields from a body; an omitted optional field is stored as null (PUT replaces). */
 function ownFields(def: EntityTypeDefinition, input: EntityInput): Record<string, string | null> {

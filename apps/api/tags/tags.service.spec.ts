@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
-import { TagRepository, UnitOfWork } from '#database';
+import { TagRepository, UnitOfWork, ChangeEventRepository } from '#database';
 import { principalOf } from '#token-binding';
 import { openDatabase, statusOf } from '../../../test/support/database.js';
 import { TagsService } from './tags.service.js';
@@ -14,7 +14,7 @@ const hostB = principalOf({ sub: 'b', scope: 'portal.w', host: `b-${suffix}` });
 
 beforeAll(async () => {
   db = await openDatabase();
-  service = new TagsService(new TagRepository(db), new UnitOfWork(db));
+  service = new TagsService(new TagRepository(db), new UnitOfWork(db), new ChangeEventRepository(db));
 });
 afterAll(() => db.destroy());
 

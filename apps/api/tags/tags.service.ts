@@ -1,9 +1,18 @@
 import { Injectable } from '@nestjs/common';
-import { DuplicateKeyError, Tag, TAG_SORT_KEYS, TagRepository, UnitOfWork, type Tx } from '#database';
+import {
+  ChangeEventRepository,
+  DuplicateKeyError,
+  Tag,
+  TAG_SORT_KEYS,
+  TagRepository,
+  UnitOfWork,
+  type Tx,
+} from '#database';
 import { badRequest, conflict, notFound, preconditionFailed, newId, likePattern, parseSort } from '#platform';
 import type { Principal } from '#token-binding';
 import { versionMatches, type VersionCondition } from '../common/etag.js';
 import { assertCanWrite, canSee, scopeOf } from '../common/host-access.js';
+import { changeEvent } from '../events/change-events.js';
 import type { ListTagsQuery } from './dto/list-tags.query.js';
 import type { TagBodyDto } from './dto/tag-body.dto.js';
 import { toTagView, type TagPage, type TagView } from './tag.view.js';
@@ -22,6 +31,7 @@ export class TagsService {
   constructor(
     private readonly tags: TagRepository,
     private readonly work: UnitOfWork,
+    private readonly events: ChangeEventRepository,
   ) {}
 
   async create(principal: Principal, body: TagBodyDto): Promise<TagView> {
@@ -36,12 +46,16 @@ export class TagsService {
       updateTs: new Date(),
       aggregateVersion: 1,
     });
-    try {
-      await this.tags.insert(tag);
-    } catch (error) {
-      throw duplicateTag(error, tag);
-    }
-    return toTagView(tag);
+    const view = toTagView(tag);
+    await this.work.run(async (tx) => {
+      try {
+        await this.tags.in(tx).insert(tag);
+      } catch (error) {
+        throw duplicateTag(error, tag);
+      }
+      await this.events.in(tx).append([changeEvent('tag.created', principal, hostId, view)]);
+    });
+    return view;
   }
 
   async list(principal: Principal, query: ListTagsQuery): Promise<TagPage> {
@@ -90,15 +104,19 @@ export class TagsService {
       } catch (error) {
         throw duplicateTag(error, next);
       }
-      return toTagView(next);
+      const view = toTagView(next);
+      await this.events.in(tx).append([changeEvent('tag.updated', principal, hostId, view)]);
+      return view;
     });
   }
 
   /** Removes the tag; its entity links go with it (ON DELETE CASCADE). */
   async delete(principal: Principal, tagId: string, condition: VersionCondition): Promise<void> {
     await this.work.run(async (tx) => {
-      await this.lockWritable(tx, principal, tagId, condition);
+      const tag = await this.lockWritable(tx, principal, tagId, condition);
       await this.tags.in(tx).delete(tagId);
+      const data = { tagId, tagName: tag.tagName, hostId: tag.hostId };
+      await this.events.in(tx).append([changeEvent('tag.deleted', principal, tag.hostId, data)]);
     });
   }
 

@@ -1,3 +1,4 @@
+import { ChangeEvent } from './change-event.entity.js';
 import { ConfigFile } from './config-file.entity.js';
 import { ConfigLayer } from './config-layer.entity.js';
 import { ConfigProperty } from './config-property.entity.js';
@@ -11,6 +12,7 @@ import { SchemaEntity } from './schema.entity.js';
 import { Tag } from './tag.entity.js';
 
 export {
+  ChangeEvent,
   ConfigFile,
   ConfigLayer,
   ConfigProperty,
@@ -23,6 +25,7 @@ export {
   SchemaEntity,
   Tag,
 };
+export { CHANGE_EVENT_TYPES, type ChangeEventType } from './change-event.entity.js';
 export { FILE_KINDS, type FileKind, type JsonValue, type LayerAddress } from './config-types.js';
 export { IdColumn, TaggableEntity, TextColumn } from './taggable.entity.js';
 export { INSTANCE_STATUSES, PROTOCOLS, type InstanceStatus, type Protocol } from './runtime-instance.entity.js';
@@ -40,4 +43,5 @@ export const ENTITIES = [
   RuntimeInstance,
   ControllerLease,
   OAuthClient,
+  ChangeEvent,
 ] as const;

@@ -5,6 +5,7 @@ import { CreateRegistry1763700003000 } from './1763700003000-create-registry.js'
 import { WidenEntityType1763700004000 } from './1763700004000-widen-entity-type.js';
 import { CreateOAuthClient1763700005000 } from './1763700005000-create-oauth-client.js';
 import { CreateControllerLease1763700006000 } from './1763700006000-create-controller-lease.js';
+import { CreateChangeEvent1763700007000 } from './1763700007000-create-change-event.js';
 
 /** Every migration, oldest first; add new ones at the end. */
 export const migrations = [
@@ -15,4 +16,5 @@ export const migrations = [
   WidenEntityType1763700004000,
   CreateOAuthClient1763700005000,
   CreateControllerLease1763700006000,
+  CreateChangeEvent1763700007000,
 ];

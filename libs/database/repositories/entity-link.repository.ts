@@ -15,30 +15,45 @@ export class EntityLinkRepository extends BaseRepository {
     super(db);
   }
 
-  /** Adds the links; existing ones are kept (ON CONFLICT DO NOTHING). */
-  async link(entityType: string, entityId: string, tagIds: readonly string[]): Promise<void> {
-    if (tagIds.length === 0) return;
-    await this.manager
-      .createQueryBuilder()
-      .insert()
-      .into(EntityTag)
-      .values(tagIds.map((tagId) => ({ entityType, entityId, tagId })))
-      .orIgnore()
-      .execute();
+  /** Adds the links; existing ones are kept (ON CONFLICT DO NOTHING). Answers the tag ids actually added. */
+  async link(entityType: string, entityId: string, tagIds: readonly string[]): Promise<string[]> {
+    if (tagIds.length === 0) return [];
+    const rows = await this.manager.query<{ tag_id: string }[]>(
+      `insert into entity_tag (entity_type, entity_id, tag_id) select $1, $2, unnest($3::varchar[])
+       on conflict do nothing returning tag_id`,
+      [entityType, entityId, tagIds],
+    );
+    return rows.map((row) => row.tag_id);
   }
 
-  /** Removes the entity's links to tags other than `keep`. */
-  async unlinkOthers(entityType: string, entityId: string, keep: readonly string[]): Promise<void> {
-    await this.manager
-      .createQueryBuilder()
-      .delete()
-      .from(EntityTag)
-      .where('entity_type = :entityType and entity_id = :entityId and not (tag_id = any(:keep))', {
-        entityType,
-        entityId,
-        keep,
-      })
-      .execute();
+  /** Removes the entity's links to tags other than `keep`; answers the tag ids removed. */
+  async unlinkOthers(entityType: string, entityId: string, keep: readonly string[]): Promise<string[]> {
+    const rows = await this.manager.query<{ tag_id: string }[]>(
+      `delete from entity_tag where entity_type = $1 and entity_id = $2 and not (tag_id = any($3::varchar[]))
+       returning tag_id`,
+      [entityType, entityId, keep],
+    );
+    return rows.map((row) => row.tag_id);
+  }
+
+  /** Removes the entity's links to `tagIds`; answers the tag ids that were linked. */
+  async unlink(entityType: string, entityId: string, tagIds: readonly string[]): Promise<string[]> {
+    if (tagIds.length === 0) return [];
+    const rows = await this.manager.query<{ tag_id: string }[]>(
+      `delete from entity_tag where entity_type = $1 and entity_id = $2 and tag_id = any($3::varchar[])
+       returning tag_id`,
+      [entityType, entityId, tagIds],
+    );
+    return rows.map((row) => row.tag_id);
+  }
+
+  /** How many tags the entity is linked to (the 50-tag cap is checked after a write, in its transaction). */
+  async countOf(entityType: string, entityId: string): Promise<number> {
+    const rows = await this.manager.query<{ n: number }[]>(
+      'select count(*)::int as n from entity_tag where entity_type = $1 and entity_id = $2',
+      [entityType, entityId],
+    );
+    return rows[0]?.n ?? 0;
   }
 
   async unlinkAll(entityType: string, entityId: string): Promise<void> {

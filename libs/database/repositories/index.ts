@@ -10,3 +10,9 @@ export { EntityLinkRepository } from './entity-link.repository.js';
 export { EntityRepository, type EntityListOptions, type EntityTable, type TagCondition } from './entity.repository.js';
 export { TAG_SORT_KEYS, TagRepository, type SortOrder, type TagFilter, type TagSortKey } from './tag.repository.js';
 export { OAuthClientRepository, type ClientCredentials, type NewOAuthClient } from './oauth-client.repository.js';
+export {
+  ChangeEventRepository,
+  EVENTS_CHANNEL,
+  type NewChangeEvent,
+  type StoredChangeEvent,
+} from './change-event.repository.js';

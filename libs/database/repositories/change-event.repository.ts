@@ -1,0 +1,122 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { ChangeEventType } from '../entities/change-event.entity.js';
+import { BaseRepository, type HostScope } from '../repository.js';
+
+/** Channel a commit with events notifies (statement trigger in migration CreateChangeEvent). */
+export const EVENTS_CHANNEL = 'bindery_events';
+
+// Writers hold it shared from taking their seq until commit; a reader's horizon is read holding it
+// exclusively, when no writer is between its seq and its commit: every seq up to the horizon is final.
+const FEED_LOCK = 7_243_003;
+
+// The lock comes first (the join yields no row before it is held), then each event's seq in array order.
+const APPEND = `
+  insert into change_event (seq, type, actor, host_id, data)
+  select nextval('change_event_seq'), e.type, e.actor, e.host_id, e.data
+  from (select pg_advisory_xact_lock_shared($1)) l,
+       (select r.value ->> 'type' as type, r.value ->> 'actor' as actor, r.value ->> 'host_id' as host_id,
+               r.value -> 'data' as data
+          from jsonb_array_elements($2::jsonb) with ordinality as r(value, n) order by r.n) e`;
+
+const PRUNE = `
+  with gone as (
+    delete from change_event where at < now() - $1 * interval '1 day' returning seq
+  )
+  update change_event_pruned set pruned_through = greatest(pruned_through, (select max(seq) from gone))
+  where exists (select 1 from gone)
+  returning (select count(*) from gone)::int as pruned`;
+
+export interface NewChangeEvent {
+  readonly type: ChangeEventType;
+  readonly actor: string | null;
+  readonly hostId: string | null;
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+export interface StoredChangeEvent {
+  readonly seq: number;
+  readonly type: ChangeEventType;
+  readonly at: Date;
+  readonly actor: string | null;
+  readonly data: Record<string, unknown>;
+}
+
+/** The change feed's outbox (DESIGN 12): appended inside each write's transaction, read in seq order. */
+@Injectable()
+export class ChangeEventRepository extends BaseRepository {
+  constructor(@InjectDataSource() db: DataSource) {
+    super(db);
+  }
+
+  /** Appends `events` in this repository's transaction (`in(tx)`), as its last statement. */
+  async append(events: readonly NewChangeEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    if (this.manager.queryRunner?.isTransactionActive !== true) {
+      throw new Error('change events are appended inside the transaction of their change');
+    }
+    const rows = events.map((e) => ({ type: e.type, actor: e.actor, host_id: e.hostId, data: e.data }));
+    await this.manager.query(APPEND, [FEED_LOCK, JSON.stringify(rows)]);
+  }
+
+  /**
+   * The highest seq below which nothing can still commit. Waits at most `lockTimeoutMs` for the writers
+   * in flight; null when they took longer (the caller keeps its previous horizon).
+   */
+  async horizon(lockTimeoutMs: number): Promise<number | null> {
+    const runner = this.db.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.startTransaction();
+      await runner.query(`select set_config('lock_timeout', $1, true)`, [String(lockTimeoutMs)]);
+      try {
+        await runner.query('select pg_advisory_xact_lock($1)', [FEED_LOCK]);
+      } catch (error) {
+        await runner.rollbackTransaction();
+        if ((error as { driverError?: { code?: string } }).driverError?.code === '55P03') return null;
+        throw error;
+      }
+      const rows = (await runner.query('select last_value::text as last, is_called from change_event_seq')) as {
+        last: string;
+        is_called: boolean;
+      }[];
+      await runner.commitTransaction();
+      const row = rows[0];
+      return row === undefined || !row.is_called ? 0 : Number(row.last);
+    } finally {
+      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      await runner.release();
+    }
+  }
+
+  /** Events in (`after`, `through`] the scope may see, in seq order, at most `limit`. */
+  async page(scope: HostScope, after: number, through: number, limit: number): Promise<StoredChangeEvent[]> {
+    const parameters: unknown[] = [after, through, limit];
+    let visible = '';
+    if (!scope.allHosts) {
+      visible = scope.host === null ? 'and host_id is null' : 'and (host_id is null or host_id = $4)';
+      if (scope.host !== null) parameters.push(scope.host);
+    }
+    const rows = await this.manager.query<(Omit<StoredChangeEvent, 'seq'> & { seq: string })[]>(
+      `select seq, type, at, actor, data from change_event
+       where seq > $1 and seq <= $2 ${visible} order by seq limit $3`,
+      parameters,
+    );
+    return rows.map((row) => ({ ...row, seq: Number(row.seq) }));
+  }
+
+  /** The highest seq pruned so far (0: none). */
+  async prunedThrough(): Promise<number> {
+    const rows = await this.manager.query<{ pruned: string }[]>(
+      'select pruned_through::text as pruned from change_event_pruned',
+    );
+    return Number(rows[0]?.pruned ?? 0);
+  }
+
+  /** Deletes events older than `days` days; answers how many. */
+  async prune(days: number): Promise<number> {
+    const rows = await this.manager.query<{ pruned: number }[]>(PRUNE, [days]);
+    return rows[0]?.pruned ?? 0;
+  }
+}
