@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
-import { EntityRepository, queryObserver, TagRepository, Tx } from '#database';
+import { EntityLinkRepository, EntityRepository, queryObserver, TagRepository, Tx } from '#database';
 import { principalOf } from '#token-binding';
 import { scopeOf } from '../../apps/api/common/host-access.js';
 import { ENTITY_TYPES } from '../../apps/api/catalog/entity-types.js';
@@ -69,10 +69,10 @@ beforeAll(async () => {
     );
     // Tags i, i+67 and i+134 (mod 200): three distinct tags per entity.
     await db.query(
-      `insert into entity_tag (entity_type, entity_id, tag_id)
-       select $1, $2 || i, $2 || 't' || ((i + k * 67) % $3::int)
+      `insert into entity_tag (entity_type, entity_id, entity_host_id, tag_id)
+       select $1, $2 || i, $6, $2 || 't' || ((i + k * 67) % $3::int)
        from generate_series(0, $4::int - 1) i, generate_series(0, $5::int - 1) k`,
-      [c.entityType, prefix, TAGS, ENTITIES, LINKS_PER_ENTITY],
+      [c.entityType, prefix, TAGS, ENTITIES, LINKS_PER_ENTITY, host],
     );
     await db.query(`analyze ${c.table}`);
   }
@@ -164,5 +164,58 @@ describe('tag names resolve through uq_tag_name_lower', () => {
     });
     expect(plan.map((n) => n['Index Name'])).toContain('uq_tag_name_lower');
     expect(plan.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
+  });
+});
+
+describe('GET /tags/{tagId}/entities on the seeded links', () => {
+  const links = (): EntityLinkRepository => new EntityLinkRepository(db);
+  const planOfSql = async ([sql, parameters]: [string, unknown[]]): Promise<PlanNode[]> => {
+    const rows: { 'QUERY PLAN': [{ Plan: PlanNode }] }[] = await db.query(`explain (format json) ${sql}`, parameters);
+    return flatten(rows[0]['QUERY PLAN'][0].Plan);
+  };
+  const tagId = `${prefix}t5`;
+
+  it.each([
+    ['a host-bound reader', () => scopeOf(principal)],
+    ['an admin', () => ({ allHosts: true as const })],
+  ])('for %s: page and count are one scan of ix_entity_tag_tag, no entity table', async (_, scope) => {
+    for (const entityType of [undefined, 'document']) {
+      const { page, count } = links().entitiesOfQueries(ENTITY_TYPES, tagId, scope(), entityType, 40, 20);
+      for (const plan of [await planOfSql(page), await planOfSql(count)]) {
+        expect(plan.filter((n) => n['Node Type'] === 'Seq Scan' || n['Node Type'] === 'Sort')).toEqual([]);
+        expectIndexedLinks(plan);
+        // Visibility comes from the link's own entity_host_id (in the index): no entity table is read.
+        expect(plan.filter((n) => ['schema', 'product', 'document'].includes(n['Relation Name'] ?? ''))).toEqual([]);
+      }
+    }
+  });
+
+  it('usage counts for a page of tags are one scan of ix_entity_tag_tag', async () => {
+    const tagIds = Array.from({ length: 20 }, (_, i) => `${prefix}t${i}`);
+    const seen: string[] = [];
+    const stop = queryObserver.subscribe((sql) => seen.push(sql));
+    await links().usage(ENTITY_TYPES, tagIds, scopeOf(principal));
+    stop();
+    expect(seen).toHaveLength(1);
+    const plan = await planOfSql([seen[0] ?? '', [tagIds, ENTITY_TYPES.map((d) => d.entityType), host]]);
+    expect(plan.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
+    expectIndexedLinks(plan);
+  });
+
+  it('the service runs exactly these queries and counts every visible entity', async () => {
+    const { page, count } = links().entitiesOfQueries(ENTITY_TYPES, tagId, scopeOf(principal), undefined, 0, 20);
+    const seen: string[] = [];
+    const stop = queryObserver.subscribe((sql) => seen.push(sql));
+    const res = await new As(api, await token(claims)).get(`/tags/${tagId}/entities`);
+    stop();
+    expect(res.statusCode).toBe(200);
+    expect(seen).toContain(page[0]);
+    expect(seen).toContain(count[0]);
+    // Tag 5 is on entities i with i, i+67 or i+134 = 5 (mod 200): 3 of every 200, in each of the three types.
+    const expected = await db.query<[{ n: number }]>(`select count(*)::int as n from entity_tag where tag_id = $1`, [
+      tagId,
+    ]);
+    expect(res.json<{ total: number }>().total).toBe(expected[0].n);
+    expect(expected[0].n).toBeGreaterThan(1000);
   });
 });

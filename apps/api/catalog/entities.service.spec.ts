@@ -18,7 +18,7 @@ const schema = ENTITY_TYPES.find((def) => def.entityType === 'schema')!;
 beforeAll(async () => {
   db = await openDatabase();
   const work = new UnitOfWork(db);
-  tags = new TagsService(new TagRepository(db), work, new ChangeEventRepository(db));
+  tags = new TagsService(new TagRepository(db), work, new ChangeEventRepository(db), new EntityLinkRepository(db));
   entities = new EntitiesService(
     work,
     new EntityRepository(db),

@@ -57,7 +57,7 @@ export class EntitiesService {
         }
         throw error;
       }
-      const added = await this.links.in(tx).link(def.entityType, id, tagIds);
+      const added = await this.links.in(tx).link(def.entityType, id, hostId, tagIds);
       const view = toEntityView(def, row, tagIds);
       await this.events
         .in(tx)
@@ -122,8 +122,9 @@ export class EntitiesService {
     return this.work.run(async (tx) => {
       const current = await this.lockWritable(tx, def, principal, id, condition);
       assertCanWrite(principal, hostId, def.entityType);
+      if (hostId !== current.hostId) await this.links.in(tx).rehost(def.entityType, id, hostId);
       const changed =
-        input.tagIds === undefined ? NO_CHANGE : await this.replaceLinks(tx, def, principal, id, input.tagIds);
+        input.tagIds === undefined ? NO_CHANGE : await this.replaceLinks(tx, def, principal, id, hostId, input.tagIds);
       const view = await this.save(tx, def, principal, current, { ...ownFields(def, input), hostId });
       await this.events
         .in(tx)
@@ -168,7 +169,7 @@ export class EntitiesService {
   ): Promise<EntityView> {
     return this.work.run(async (tx) => {
       const current = await this.lockWritable(tx, def, principal, id, condition);
-      const changed = await this.replaceLinks(tx, def, principal, id, tagIds);
+      const changed = await this.replaceLinks(tx, def, principal, id, current.hostId, tagIds);
       const view = await this.save(tx, def, principal, current, {});
       await this.events.in(tx).append(linkEvents(principal, def, id, current.hostId, changed.added, changed.removed));
       return view;
@@ -192,7 +193,7 @@ export class EntitiesService {
     const current = await this.lockWritable(tx, def, principal, id, { any: true });
     const tagIds = await this.visibleTagIds(tx, principal, requested);
     const links = this.links.in(tx);
-    const added = op === 'add' ? await links.link(def.entityType, id, tagIds) : [];
+    const added = op === 'add' ? await links.link(def.entityType, id, current.hostId, tagIds) : [];
     const removed = op === 'remove' ? await links.unlink(def.entityType, id, tagIds) : [];
     if (added.length > 0) {
       const count = await links.countOf(def.entityType, id);
@@ -257,12 +258,13 @@ export class EntitiesService {
     def: EntityTypeDefinition,
     principal: Principal,
     id: string,
+    hostId: string | null,
     requested: readonly string[],
   ): Promise<LinkChange> {
     const tagIds = await this.visibleTagIds(tx, principal, requested);
     const links = this.links.in(tx);
     const removed = await links.unlinkOthers(def.entityType, id, tagIds);
-    const added = await links.link(def.entityType, id, tagIds);
+    const added = await links.link(def.entityType, id, hostId, tagIds);
     return { added, removed };
   }
 

@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { Tag } from '#database';
 
 /** A tag on the wire (DESIGN 4.1); a class only so the OpenAPI document can describe it. */
@@ -23,6 +23,14 @@ export class TagView {
 
   @ApiProperty({ example: 1, description: 'also sent as the ETag W/"<n>"' })
   readonly aggregateVersion!: number;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'integer' },
+    example: { schema: 3, product: 0, document: 1 },
+    description: 'with include=usage: entities of each type carrying the tag, counting only those you can see',
+  })
+  readonly usage?: Readonly<Record<string, number>>;
 }
 
 export class TagPage {
@@ -31,6 +39,22 @@ export class TagPage {
 
   @ApiProperty({ type: [TagView] })
   readonly tags!: readonly TagView[];
+}
+
+export class TaggedEntityView {
+  @ApiProperty({ example: 'schema' })
+  readonly entityType!: string;
+
+  @ApiProperty({ example: 'pet' })
+  readonly entityId!: string;
+}
+
+export class TaggedEntityPage {
+  @ApiProperty({ description: 'all the visible entities carrying the tag, not just this page' })
+  readonly total!: number;
+
+  @ApiProperty({ type: [TaggedEntityView], description: 'sorted by entityType, then entityId' })
+  readonly entities!: readonly TaggedEntityView[];
 }
 
 export function toTagView(tag: Tag): TagView {

@@ -16,8 +16,10 @@ import { etagOf, parseIfMatch } from '../common/etag.js';
 import { IdPipe } from '../common/id.pipe.js';
 import { ListTagsQuery } from './dto/list-tags.query.js';
 import { TagBodyDto } from './dto/tag-body.dto.js';
+import { TagEntitiesQuery } from './dto/tag-entities.query.js';
+import { TagReadQuery } from './dto/tag-read.query.js';
 import { TagsService } from './tags.service.js';
-import { TagPage, TagView } from './tag.view.js';
+import { TaggedEntityPage, TagPage, TagView } from './tag.view.js';
 
 @ApiTags('tags')
 @Controller('tags')
@@ -60,11 +62,26 @@ export class TagsController {
   async get(
     @CurrentPrincipal() principal: Principal,
     @Param('tagId', IdPipe) tagId: string,
+    @Query() query: TagReadQuery,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<TagView> {
-    const tag = await this.tags.get(principal, tagId);
+    const tag = await this.tags.get(principal, tagId, query.include);
     void reply.header('etag', etagOf(tag.aggregateVersion));
     return tag;
+  }
+
+  @Get(':tagId/entities')
+  @ApiOperation({ summary: 'The entities carrying a tag (reverse lookup), by type then id, paged' })
+  @Authenticated(SCOPE_READ)
+  @ApiOkResponse({ type: TaggedEntityPage })
+  @ApiResponse(problemResponse(400, 'Invalid or repeated query parameter'))
+  @ApiResponse(problemResponse(404, "No such tag (or another host's)"))
+  entities(
+    @CurrentPrincipal() principal: Principal,
+    @Param('tagId', IdPipe) tagId: string,
+    @Query() query: TagEntitiesQuery,
+  ): Promise<TaggedEntityPage> {
+    return this.tags.entities(principal, tagId, query);
   }
 
   @Put(':tagId')

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
-import { TagRepository, UnitOfWork, ChangeEventRepository } from '#database';
+import { ChangeEventRepository, EntityLinkRepository, TagRepository, UnitOfWork } from '#database';
 import { principalOf } from '#token-binding';
 import { openDatabase, statusOf } from '../../../test/support/database.js';
 import { TagsService } from './tags.service.js';
@@ -14,7 +14,12 @@ const hostB = principalOf({ sub: 'b', scope: 'portal.w', host: `b-${suffix}` });
 
 beforeAll(async () => {
   db = await openDatabase();
-  service = new TagsService(new TagRepository(db), new UnitOfWork(db), new ChangeEventRepository(db));
+  service = new TagsService(
+    new TagRepository(db),
+    new UnitOfWork(db),
+    new ChangeEventRepository(db),
+    new EntityLinkRepository(db),
+  );
 });
 afterAll(() => db.destroy());
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import {
   ChangeEventRepository,
   DuplicateKeyError,
+  EntityLinkRepository,
   Tag,
   TAG_SORT_KEYS,
   TagRepository,
@@ -12,10 +13,12 @@ import { badRequest, conflict, notFound, preconditionFailed, newId, likePattern,
 import type { Principal } from '#token-binding';
 import { versionMatches, type VersionCondition } from '../common/etag.js';
 import { assertCanWrite, canSee, scopeOf } from '../common/host-access.js';
+import { ENTITY_TYPES } from '../catalog/entity-types.js';
 import { changeEvent } from '../events/change-events.js';
+import type { TagEntitiesQuery } from './dto/tag-entities.query.js';
 import type { ListTagsQuery } from './dto/list-tags.query.js';
 import type { TagBodyDto } from './dto/tag-body.dto.js';
-import { toTagView, type TagPage, type TagView } from './tag.view.js';
+import { toTagView, type TaggedEntityPage, type TagPage, type TagView } from './tag.view.js';
 
 /** Maps a unique violation to 409; the database's unique indexes are the only duplicate check. */
 function duplicateTag(error: unknown, body: { tagId: string; tagName: string }): unknown {
@@ -32,6 +35,7 @@ export class TagsService {
     private readonly tags: TagRepository,
     private readonly work: UnitOfWork,
     private readonly events: ChangeEventRepository,
+    private readonly links: EntityLinkRepository,
   ) {}
 
   async create(principal: Principal, body: TagBodyDto): Promise<TagView> {
@@ -74,11 +78,34 @@ export class TagsService {
       query.offset,
       query.limit,
     );
-    return { total, tags: tags.map(toTagView) };
+    const views = tags.map(toTagView);
+    return { total, tags: query.include === 'usage' ? await this.withUsage(principal, views) : views };
   }
 
-  async get(principal: Principal, tagId: string): Promise<TagView> {
-    return toTagView(await this.findVisible(this.tags, principal, tagId));
+  async get(principal: Principal, tagId: string, include?: 'usage'): Promise<TagView> {
+    const view = toTagView(await this.findVisible(this.tags, principal, tagId));
+    return include === 'usage' ? ((await this.withUsage(principal, [view]))[0] ?? view) : view;
+  }
+
+  /** GET /tags/{tagId}/entities: the visible entities carrying a visible tag, by type then id. */
+  async entities(principal: Principal, tagId: string, query: TagEntitiesQuery): Promise<TaggedEntityPage> {
+    await this.findVisible(this.tags, principal, tagId);
+    return this.links.entitiesOf(ENTITY_TYPES, tagId, scopeOf(principal), query.entityType, query.offset, query.limit);
+  }
+
+  /** Adds per-type counts of the entities the caller can see: one statement for the whole page. */
+  private async withUsage(principal: Principal, views: readonly TagView[]): Promise<TagView[]> {
+    const counts = await this.links.usage(
+      ENTITY_TYPES,
+      views.map((view) => view.tagId),
+      scopeOf(principal),
+    );
+    return views.map((view) => ({
+      ...view,
+      usage: Object.fromEntries(
+        ENTITY_TYPES.map((def) => [def.entityType, counts.get(view.tagId)?.get(def.entityType) ?? 0]),
+      ),
+    }));
   }
 
   async update(principal: Principal, tagId: string, body: TagBodyDto, condition: VersionCondition): Promise<TagView> {

@@ -1,4 +1,4 @@
-import { Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 const LinkColumn = (name: string, length: number): PropertyDecorator =>
   PrimaryColumn({ name, type: 'varchar', length, primaryKeyConstraintName: 'pk_entity_tag' });
@@ -12,4 +12,8 @@ export class EntityTag {
   @LinkColumn('entity_type', 50) entityType!: string;
   @LinkColumn('entity_id', 22) entityId!: string;
   @LinkColumn('tag_id', 22) tagId!: string;
+
+  /** The entity's `host_id`, kept equal to it: link reads decide visibility without the entity table. */
+  @Column({ name: 'entity_host_id', type: 'varchar', length: 22, nullable: true })
+  entityHostId!: string | null;
 }

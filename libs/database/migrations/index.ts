@@ -6,6 +6,7 @@ import { WidenEntityType1763700004000 } from './1763700004000-widen-entity-type.
 import { CreateOAuthClient1763700005000 } from './1763700005000-create-oauth-client.js';
 import { CreateControllerLease1763700006000 } from './1763700006000-create-controller-lease.js';
 import { CreateChangeEvent1763700007000 } from './1763700007000-create-change-event.js';
+import { EntityTagHost1763700008000 } from './1763700008000-entity-tag-host.js';
 
 /** Every migration, oldest first; add new ones at the end. */
 export const migrations = [
@@ -17,4 +18,5 @@ export const migrations = [
   CreateOAuthClient1763700005000,
   CreateControllerLease1763700006000,
   CreateChangeEvent1763700007000,
+  EntityTagHost1763700008000,
 ];

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { EntityTag } from '../entities/entity-tag.entity.js';
 import { Tag } from '../entities/tag.entity.js';
 import { BaseRepository, whereInScope, type HostScope } from '../repository.js';
+import type { EntityTable } from './entity.repository.js';
 
 /**
  * The links between entities of any type and tags (`entity_tag`). `entity_id` is polymorphic and has no
@@ -16,14 +17,28 @@ export class EntityLinkRepository extends BaseRepository {
   }
 
   /** Adds the links; existing ones are kept (ON CONFLICT DO NOTHING). Answers the tag ids actually added. */
-  async link(entityType: string, entityId: string, tagIds: readonly string[]): Promise<string[]> {
+  async link(
+    entityType: string,
+    entityId: string,
+    hostId: string | null,
+    tagIds: readonly string[],
+  ): Promise<string[]> {
     if (tagIds.length === 0) return [];
     const rows = await this.manager.query<{ tag_id: string }[]>(
-      `insert into entity_tag (entity_type, entity_id, tag_id) select $1, $2, unnest($3::varchar[])
+      `insert into entity_tag (entity_type, entity_id, entity_host_id, tag_id) select $1, $2, $3, unnest($4::varchar[])
        on conflict do nothing returning tag_id`,
-      [entityType, entityId, tagIds],
+      [entityType, entityId, hostId, tagIds],
     );
     return rows.map((row) => row.tag_id);
+  }
+
+  /** The entity moved to another host: its links follow, so link reads see it where it now is. */
+  async rehost(entityType: string, entityId: string, hostId: string | null): Promise<void> {
+    await this.manager.query(
+      `update entity_tag set entity_host_id = $3
+       where entity_type = $1 and entity_id = $2 and entity_host_id is distinct from $3`,
+      [entityType, entityId, hostId],
+    );
   }
 
   /** Removes the entity's links to tags other than `keep`; answers the tag ids removed. */
@@ -86,5 +101,102 @@ export class EntityLinkRepository extends BaseRepository {
       .orderBy('lower(t.tag_name)', 'ASC')
       .addOrderBy('t.tag_id', 'ASC');
     return whereInScope(query, scope, 't.host_id').getMany();
+  }
+
+  /**
+   * How many entities of each type in `tables`, visible in `scope`, each of `tagIds` is linked to: one
+   * statement for a whole page of tags, driven by ix_entity_tag_tag (tag_id first).
+   */
+  async usage(
+    tables: readonly EntityTable[],
+    tagIds: readonly string[],
+    scope: HostScope,
+  ): Promise<Map<string, Map<string, number>>> {
+    const byTag = new Map<string, Map<string, number>>();
+    if (tagIds.length === 0) return byTag;
+    const { sql, parameters } = this.visibleLinks(tables, scope, 'et.tag_id = any($1::varchar[])', [tagIds]);
+    const rows = await this.manager.query<{ tag_id: string; entity_type: string; n: number }[]>(
+      `select l.tag_id, l.entity_type, count(*)::int as n from (${sql}) l group by l.tag_id, l.entity_type`,
+      parameters,
+    );
+    for (const row of rows) {
+      const counts = byTag.get(row.tag_id) ?? new Map<string, number>();
+      counts.set(row.entity_type, row.n);
+      byTag.set(row.tag_id, counts);
+    }
+    return byTag;
+  }
+
+  /**
+   * The page and count statements of `GET /tags/{tagId}/entities`: the tag's links in (type, id) order,
+   * straight from ix_entity_tag_tag (tag_id, entity_type, entity_id), each entity's visibility checked
+   * through its primary key. Exposed so a test can EXPLAIN exactly what runs.
+   */
+  entitiesOfQueries(
+    tables: readonly EntityTable[],
+    tagId: string,
+    scope: HostScope,
+    entityType: string | undefined,
+    offset: number,
+    limit: number,
+  ): { page: [string, unknown[]]; count: [string, unknown[]] } {
+    const types = entityType === undefined ? tables : tables.filter((t) => t.entityType === entityType);
+    const { sql, parameters } = this.visibleLinks(types, scope, 'et.tag_id = $1', [tagId]);
+    const n = parameters.length;
+    return {
+      page: [
+        `select l.entity_type as "entityType", l.entity_id as "entityId" from (${sql}) l
+         order by l.entity_type, l.entity_id offset $${n + 1} limit $${n + 2}`,
+        [...parameters, offset, limit],
+      ],
+      count: [`select count(*)::int as total from (${sql}) l`, parameters],
+    };
+  }
+
+  async entitiesOf(
+    tables: readonly EntityTable[],
+    tagId: string,
+    scope: HostScope,
+    entityType: string | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<{ total: number; entities: { entityType: string; entityId: string }[] }> {
+    const { page, count } = this.entitiesOfQueries(tables, tagId, scope, entityType, offset, limit);
+    const [entities, counted] = await Promise.all([
+      this.manager.query<{ entityType: string; entityId: string }[]>(...page),
+      this.manager.query<{ total: number }[]>(...count),
+    ]);
+    return { total: counted[0]?.total ?? 0, entities };
+  }
+
+  /**
+   * The links (`tag_id`, `entity_type`, `entity_id`) matching `where` whose entity is of one of `tables`
+   * and visible in `scope`, decided on the link itself (`entity_host_id`, kept equal to the entity's host):
+   * one scan of ix_entity_tag_tag, which includes the host. `parameters` starts with `first` ($1...).
+   */
+  private visibleLinks(
+    tables: readonly EntityTable[],
+    scope: HostScope,
+    where: string,
+    first: readonly unknown[],
+  ): { sql: string; parameters: unknown[] } {
+    const parameters: unknown[] = [...first];
+    const param = (value: unknown): string => {
+      parameters.push(value);
+      return `$${parameters.length}`;
+    };
+    const types = param(tables.map((t) => t.entityType));
+    let visible = '';
+    if (!scope.allHosts) {
+      visible =
+        scope.host === null
+          ? 'and et.entity_host_id is null'
+          : `and (et.entity_host_id is null or et.entity_host_id = ${param(scope.host)})`;
+    }
+    return {
+      sql: `select et.tag_id, et.entity_type, et.entity_id from entity_tag et
+        where ${where} and et.entity_type = any(${types}::varchar[]) ${visible}`,
+      parameters,
+    };
   }
 }

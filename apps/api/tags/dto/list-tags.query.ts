@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { Scalar, PageQueryDto } from '#platform';
 
 /** Query of GET /tags (DESIGN 4.2). */
@@ -41,4 +41,10 @@ export class ListTagsQuery extends PageQueryDto {
   @IsString()
   @MaxLength(200)
   sort?: string;
+
+  @ApiPropertyOptional({ enum: ['usage'], description: 'usage: add per-type counts of the entities you can see' })
+  @IsOptional()
+  @Scalar()
+  @IsIn(['usage'])
+  include?: 'usage';
 }
