@@ -2,15 +2,14 @@ import 'reflect-metadata';
 import { resolveDatabase } from '#database';
 import { createHttpApp, runMain } from '#platform';
 import { ApiModule } from './api.module.js';
-import { API_FORM_ROUTES, API_OPENAPI } from './openapi.js';
+import { apiHttpOptions } from './openapi.js';
 
 runMain('api', async (settings) => {
   const database = await resolveDatabase(settings);
-  const app = await createHttpApp(ApiModule.forRoot({ settings, databaseUrl: database.url }), {
-    openApi: API_OPENAPI,
-    formRoutes: API_FORM_ROUTES,
-    trustProxy: settings.trustProxy,
-  });
+  const app = await createHttpApp(
+    ApiModule.forRoot({ settings, databaseUrl: database.url }),
+    apiHttpOptions(settings.trustProxy),
+  );
   await app.listen({ port: settings.apiPort, host: settings.listenHost });
   return { app, cleanup: database.stop };
 });

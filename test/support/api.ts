@@ -4,7 +4,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { queryObserver } from '#database';
 import { createHttpApp, loadSettings, type Settings } from '#platform';
 import { ApiModule } from '../../apps/api/api.module.js';
-import { API_FORM_ROUTES, API_OPENAPI } from '../../apps/api/openapi.js';
+import { apiHttpOptions } from '../../apps/api/openapi.js';
 import { ISSUER, writeJwksFile } from './tokens.js';
 
 /** Log lines the app wrote, parsed, for assertions about what is (not) logged. */
@@ -45,7 +45,7 @@ async function createApi(env: Record<string, string>): Promise<{ app: NestFastif
   const logs = new LogCapture();
   const app = await createHttpApp(
     ApiModule.forRoot({ settings, databaseUrl: settings.databaseUrl ?? '', logStream: logs }),
-    { openApi: API_OPENAPI, formRoutes: API_FORM_ROUTES, trustProxy: settings.trustProxy },
+    apiHttpOptions(settings.trustProxy),
   );
   return { app, logs };
 }

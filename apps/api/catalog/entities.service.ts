@@ -189,7 +189,7 @@ export class EntitiesService {
     id: string,
     op: 'add' | 'remove',
     requested: readonly string[],
-  ): Promise<EntityView> {
+  ): Promise<void> {
     const current = await this.lockWritable(tx, def, principal, id, { any: true });
     const tagIds = await this.visibleTagIds(tx, principal, requested);
     const links = this.links.in(tx);
@@ -204,10 +204,9 @@ export class EntitiesService {
         );
       }
     }
-    if (added.length === 0 && removed.length === 0) return this.view(links, def, principal, current);
-    const view = await this.save(tx, def, principal, current, {});
+    if (added.length === 0 && removed.length === 0) return;
+    await this.bump(tx, def, principal, current, {});
     await this.events.in(tx).append(linkEvents(principal, def, id, current.hostId, added, removed));
-    return view;
   }
 
   /** Writes `changes` plus the audit fields and the next version, and answers the new representation. */
@@ -218,9 +217,21 @@ export class EntitiesService {
     current: TaggableEntity,
     changes: Record<string, unknown>,
   ): Promise<EntityView> {
+    const next = await this.bump(tx, def, principal, current, changes);
+    return this.view(this.links.in(tx), def, principal, next);
+  }
+
+  /** Writes `changes` plus the audit fields and the next version. */
+  private async bump(
+    tx: Tx,
+    def: EntityTypeDefinition,
+    principal: Principal,
+    current: TaggableEntity,
+    changes: Record<string, unknown>,
+  ): Promise<TaggableEntity> {
     const next = Object.assign(current, changes, written(principal, current.aggregateVersion + 1));
     await this.entities.in(tx).update(def, idOf(def, next), next);
-    return this.view(this.links.in(tx), def, principal, next);
+    return next;
   }
 
   /** The representation with the linked tags the caller can see (others are left out, DESIGN 4.3). */
