@@ -109,7 +109,10 @@ function expectDocumented(doc: OpenApiDocument, [path, method, statuses, body]: 
 const TAG_ROUTES: Expected[] = [
   ['/tags', 'post', ['201', '400', '401', '403', '409'], true],
   ['/tags', 'get', ['200', '400', '401', '403'], false],
-  ['/tags/{tagId}', 'get', ['200', '401', '403', '404'], false],
+  ['/tags/{tagId}', 'get', ['200', '400', '401', '403', '404'], false],
+  ['/tags/{tagId}/entities', 'get', ['200', '400', '401', '403', '404'], false],
+  ['/tags/batch', 'post', ['200', '400', '401', '403', '409'], true],
+  ['/events', 'get', ['200', '400', '401', '403', '410'], false],
   ['/tags/{tagId}', 'put', ['200', '400', '401', '403', '404', '409', '412'], true],
   ['/tags/{tagId}', 'delete', ['204', '401', '403', '404', '412'], false],
 ];
@@ -164,7 +167,7 @@ describe('OpenAPI document at /docs/openapi.json', () => {
 
   it('documents list parameters and the request body', () => {
     const names = doc.paths['/tags'].get.parameters!.map((p) => p.name).sort();
-    expect(names).toEqual(['hostId', 'limit', 'offset', 'q', 'sort', 'tagDesc', 'tagName']);
+    expect(names).toEqual(['hostId', 'include', 'limit', 'offset', 'q', 'sort', 'tagDesc', 'tagName']);
     expect(doc.paths['/tags'].post.requestBody).toBeDefined();
   });
 

@@ -58,6 +58,7 @@ export class TagsController {
   @ApiOperation({ summary: 'Read one tag' })
   @Authenticated(SCOPE_READ)
   @ApiOkResponse({ type: TagView, headers: ETAG_HEADER })
+  @ApiResponse(problemResponse(400, 'Invalid or repeated query parameter'))
   @ApiResponse(problemResponse(404, "No such tag (or another host's)"))
   async get(
     @CurrentPrincipal() principal: Principal,

@@ -1,0 +1,107 @@
+// 8. Bulk tagging: POST /tags/batch with 1,000 add operations vs the same 1,000 taggings as single
+// PUT /schemas/{id}/tags calls (8 in flight, as many as the batch's lanes), on fresh entities each round.
+import pg from 'pg';
+import { benchDatabase, log, makeIssuer, median, round, row, runBenchmark, SMOKE, startProduct } from './lib.js';
+
+const OPERATIONS = 1000;
+/** Rounds of each side; every round tags 1,000 entities not tagged before. */
+const ROUNDS = SMOKE ? 1 : 5;
+const ENTITIES = 2 * ROUNDS * OPERATIONS;
+const TAGS = 50;
+const IN_FLIGHT = 8;
+
+async function seed(url) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query(
+    `insert into tag (tag_id, tag_name, update_user) select 'bt' || g, 'batch-' || g, 'bench'
+     from generate_series(0, $1::int - 1) g`,
+    [TAGS],
+  );
+  await client.query(
+    `insert into schema (schema_id, schema_name, update_user) select 'bs' || g, 'schema ' || g, 'bench'
+     from generate_series(0, $1::int - 1) g`,
+    [ENTITIES],
+  );
+  await client.query('analyze');
+  await client.end();
+}
+
+const tagsOf = (i) => [`bt${i % TAGS}`, `bt${(i + 7) % TAGS}`];
+
+/** Seconds for one batch request of 1,000 operations on entities [first, first + 1000). */
+async function oneBatch(api, token, first) {
+  const operations = Array.from({ length: OPERATIONS }, (_, k) => ({
+    op: 'add',
+    entityType: 'schema',
+    entityId: `bs${first + k}`,
+    tagIds: tagsOf(first + k),
+  }));
+  const started = performance.now();
+  const res = await fetch(`${api.url}/tags/batch`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ operations }),
+  });
+  const body = await res.json();
+  const seconds = (performance.now() - started) / 1000;
+  const failed = res.status === 200 ? body.results.filter((r) => r.status !== 200) : [body];
+  if (failed.length > 0) throw new Error(`batch: ${res.status} ${JSON.stringify(failed.slice(0, 3))}`);
+  return seconds;
+}
+
+/** Seconds for 1,000 single PUT /schemas/{id}/tags calls, IN_FLIGHT at a time. */
+async function singles(api, token, first) {
+  let next = 0;
+  const errors = [];
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < OPERATIONS) {
+        const i = first + next++;
+        const res = await fetch(`${api.url}/schemas/bs${i}/tags`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ tagIds: tagsOf(i) }),
+        });
+        await res.arrayBuffer();
+        if (res.status !== 200) errors.push(res.status);
+      }
+    }),
+  );
+  if (errors.length > 0) throw new Error(`singles: statuses ${[...new Set(errors)].join(', ')}`);
+  return (performance.now() - started) / 1000;
+}
+
+await runBenchmark('batch', 'POST /tags/batch (1,000 operations) vs 1,000 single PUT calls', async () => {
+  const db = await benchDatabase('batch');
+  await seed(db.url);
+  const issuer = await makeIssuer();
+  const api = await startProduct('api', { databaseUrl: db.url, issuer });
+  const token = await issuer.sign({ sub: 'bench', scope: 'portal.admin' });
+  log('warm-up');
+  await singles(api, token, ENTITIES - OPERATIONS);
+  const batchRates = [];
+  const singleRates = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    // Alternate which side goes first; each round's entities are untouched.
+    const batchFirst = r * 2 * OPERATIONS;
+    const singleFirst = batchFirst + OPERATIONS;
+    const run = async (side) =>
+      side === 'batch'
+        ? batchRates.push(OPERATIONS / (await oneBatch(api, token, batchFirst)))
+        : singleRates.push(OPERATIONS / (await singles(api, token, singleFirst)));
+    for (const side of r % 2 === 0 ? ['batch', 'single'] : ['single', 'batch']) await run(side);
+    log(`  round ${r + 1}: batch ${round(batchRates.at(-1))} ops/s, single calls ${round(singleRates.at(-1))} ops/s`);
+  }
+  await api.stop();
+  return {
+    rows: [row('taggings per second, batch vs single calls', median(batchRates), median(singleRates), 'ops/s', 5)],
+    notes: [
+      `Each side tags ${OPERATIONS} untagged schemas (two tags each) per round, ${ROUNDS} round(s), sides alternating ` +
+        `first; median kept. The batch runs its operations ${IN_FLIGHT} at a time, each in its own transaction with ` +
+        `the rules of a single write (lock the entity, check the tags, link, count against the cap, bump the ` +
+        `version, append the change event); the baseline sends PUT /schemas/{id}/tags with ${IN_FLIGHT} in flight.`,
+    ],
+  };
+});
