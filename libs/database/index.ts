@@ -5,7 +5,15 @@ export { startEmbeddedPostgres, type EmbeddedServer, type EmbeddedOptions } from
 export * from './entities/index.js';
 export { foreignKeyViolation, isDatabaseUnavailable, scrubSqlMessage, uniqueViolation } from './pg-errors.js';
 export { queryObserver, ObservingTypeOrmLogger } from './query-observer.js';
-export { BaseRepository, DuplicateKeyError, Tx, UnitOfWork, whereInScope, type HostScope } from './repository.js';
+export {
+  afterCommit,
+  BaseRepository,
+  DuplicateKeyError,
+  Tx,
+  UnitOfWork,
+  whereInScope,
+  type HostScope,
+} from './repository.js';
 export * from './repositories/index.js';
 export { resolveDatabase, type ResolvedDatabase } from './resolve-url.js';
 export { compareKeys, sortedRecord } from './sorted.js';

@@ -4,6 +4,14 @@ import type { DataSource, EntityManager, ObjectLiteral, SelectQueryBuilder } fro
 import { uniqueViolation } from './pg-errors.js';
 
 const MANAGERS = new WeakMap<Tx, EntityManager>();
+const AFTER_COMMIT = new WeakMap<Tx, (() => void)[]>();
+
+/** Runs `callback` once `tx` has committed (never when it rolls back); repositories use it for side effects. */
+export function afterCommit(tx: Tx, callback: () => void): void {
+  const callbacks = AFTER_COMMIT.get(tx);
+  if (callbacks === undefined) throw new Error('not a transaction of UnitOfWork.run');
+  callbacks.push(callback);
+}
 
 /** An open transaction, opaque to services: they hand it to repositories (`repository.in(tx)`), nothing else. */
 export class Tx {
@@ -21,8 +29,15 @@ export class Tx {
 export class UnitOfWork {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.db.transaction((manager) => work(Tx.of(manager)));
+  async run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    const committed: (() => void)[] = [];
+    const result = await this.db.transaction((manager) => {
+      const tx = Tx.of(manager);
+      AFTER_COMMIT.set(tx, committed);
+      return work(tx);
+    });
+    for (const callback of committed) callback();
+    return result;
   }
 }
 
@@ -60,6 +75,8 @@ export function whereInScope<T extends ObjectLiteral>(
 /** What every repository shares: the data source, and the same repository bound to a transaction. */
 export abstract class BaseRepository {
   protected manager: EntityManager;
+  /** The transaction this copy is bound to (`in(tx)`), if any. */
+  protected tx: Tx | undefined;
 
   constructor(protected readonly db: DataSource) {
     this.manager = db.manager;
@@ -71,6 +88,7 @@ export abstract class BaseRepository {
     const manager = MANAGERS.get(tx);
     if (manager === undefined) throw new Error('not an open transaction');
     bound.manager = manager;
+    bound.tx = tx;
     return bound;
   }
 }

@@ -193,19 +193,23 @@ export class EntitiesService {
     const current = await this.lockWritable(tx, def, principal, id, { any: true });
     const tagIds = await this.visibleTagIds(tx, principal, requested);
     const links = this.links.in(tx);
-    const added = op === 'add' ? await links.link(def.entityType, id, current.hostId, tagIds) : [];
-    const removed = op === 'remove' ? await links.unlink(def.entityType, id, tagIds) : [];
-    if (added.length > 0) {
-      const count = await links.countOf(def.entityType, id);
-      if (count > MAX_TAGS_PER_ENTITY) {
+    let added: string[] = [];
+    let removed: string[] = [];
+    if (op === 'add') {
+      const linked = await links.linkCounting(def.entityType, id, current.hostId, tagIds);
+      if (linked.total > MAX_TAGS_PER_ENTITY) {
         throw badRequest(
-          `${def.entityType} ${id} would have ${count} tags; at most ${MAX_TAGS_PER_ENTITY} are allowed`,
+          `${def.entityType} ${id} would have ${linked.total} tags; at most ${MAX_TAGS_PER_ENTITY} are allowed`,
           [{ field: 'tagIds', message: `at most ${MAX_TAGS_PER_ENTITY} tags per entity` }],
         );
       }
+      added = linked.added;
+    } else {
+      removed = await links.unlink(def.entityType, id, tagIds);
     }
     if (added.length === 0 && removed.length === 0) return;
-    await this.bump(tx, def, principal, current, {});
+    const version = written(principal, current.aggregateVersion + 1);
+    await this.entities.in(tx).bump(def, id, version);
     await this.events.in(tx).append(linkEvents(principal, def, id, current.hostId, added, removed));
   }
 

@@ -7,6 +7,7 @@ import { CreateOAuthClient1763700005000 } from './1763700005000-create-oauth-cli
 import { CreateControllerLease1763700006000 } from './1763700006000-create-controller-lease.js';
 import { CreateChangeEvent1763700007000 } from './1763700007000-create-change-event.js';
 import { EntityTagHost1763700008000 } from './1763700008000-entity-tag-host.js';
+import { ChangeEventNotifyAfterCommit1763700009000 } from './1763700009000-change-event-notify-after-commit.js';
 
 /** Every migration, oldest first; add new ones at the end. */
 export const migrations = [
@@ -19,4 +20,5 @@ export const migrations = [
   CreateControllerLease1763700006000,
   CreateChangeEvent1763700007000,
   EntityTagHost1763700008000,
+  ChangeEventNotifyAfterCommit1763700009000,
 ];

@@ -1,10 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { ControlSession } from '../control-session.js';
 import type { ChangeEventType } from '../entities/change-event.entity.js';
-import { BaseRepository, type HostScope } from '../repository.js';
+import { afterCommit, BaseRepository, type HostScope } from '../repository.js';
 
-/** Channel a commit with events notifies (statement trigger in migration CreateChangeEvent). */
+/** Channel that wakes long-polling readers after commits with events (sent by FeedWaker). */
 export const EVENTS_CHANNEL = 'bindery_events';
 
 // Writers hold it shared from taking their seq until commit; a reader's horizon is read holding it
@@ -16,9 +17,8 @@ const APPEND = `
   insert into change_event (seq, type, actor, host_id, data)
   select nextval('change_event_seq'), e.type, e.actor, e.host_id, e.data
   from (select pg_advisory_xact_lock_shared($1)) l,
-       (select r.value ->> 'type' as type, r.value ->> 'actor' as actor, r.value ->> 'host_id' as host_id,
-               r.value -> 'data' as data
-          from jsonb_array_elements($2::jsonb) with ordinality as r(value, n) order by r.n) e`;
+       unnest($2::varchar[], $3::varchar[], $4::varchar[], $5::jsonb[]) with ordinality as e(type, actor, host_id, data, n)
+  order by e.n`;
 
 const PRUNE = `
   with gone as (
@@ -43,11 +43,48 @@ export interface StoredChangeEvent {
   readonly data: Record<string, unknown>;
 }
 
+/**
+ * Wakes long-polling readers (every process's, through NOTIFY) after commits with events: at most one
+ * NOTIFY in flight per process, and one more if commits came meanwhile. Sent after the commit on the
+ * control session, never inside the write: NOTIFY in a transaction takes a database-wide lock at commit.
+ */
+class FeedWaker {
+  private sending = false;
+  private again = false;
+  private readonly logger = new Logger('ChangeFeed');
+
+  constructor(private readonly session: ControlSession | undefined) {}
+
+  wake(): void {
+    if (this.session === undefined) return;
+    if (this.sending) {
+      this.again = true;
+      return;
+    }
+    this.sending = true;
+    void this.session
+      .query(`select pg_notify('${EVENTS_CHANNEL}', '')`)
+      .catch((error: unknown) =>
+        this.logger.warn({ err: error }, 'could not notify readers; they poll again at their timeout'),
+      )
+      .finally(() => {
+        this.sending = false;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+}
+
 /** The change feed's outbox (DESIGN 12): appended inside each write's transaction, read in seq order. */
 @Injectable()
 export class ChangeEventRepository extends BaseRepository {
-  constructor(@InjectDataSource() db: DataSource) {
+  private readonly waker: FeedWaker;
+
+  constructor(@InjectDataSource() db: DataSource, @Inject(ControlSession) session?: ControlSession) {
     super(db);
+    this.waker = new FeedWaker(session);
   }
 
   /** Appends `events` in this repository's transaction (`in(tx)`), as its last statement. */
@@ -56,8 +93,14 @@ export class ChangeEventRepository extends BaseRepository {
     if (this.manager.queryRunner?.isTransactionActive !== true) {
       throw new Error('change events are appended inside the transaction of their change');
     }
-    const rows = events.map((e) => ({ type: e.type, actor: e.actor, host_id: e.hostId, data: e.data }));
-    await this.manager.query(APPEND, [FEED_LOCK, JSON.stringify(rows)]);
+    await this.manager.query(APPEND, [
+      FEED_LOCK,
+      events.map((e) => e.type),
+      events.map((e) => e.actor),
+      events.map((e) => e.hostId),
+      events.map((e) => JSON.stringify(e.data)),
+    ]);
+    if (this.tx !== undefined) afterCommit(this.tx, () => this.waker.wake());
   }
 
   /**

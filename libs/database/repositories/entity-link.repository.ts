@@ -32,6 +32,29 @@ export class EntityLinkRepository extends BaseRepository {
     return rows.map((row) => row.tag_id);
   }
 
+  /**
+   * Adds links like `link` and answers, from the same statement, how many the entity has now (its row
+   * is locked by the caller, so no other write changes the count meanwhile).
+   */
+  async linkCounting(
+    entityType: string,
+    entityId: string,
+    hostId: string | null,
+    tagIds: readonly string[],
+  ): Promise<{ added: string[]; total: number }> {
+    const rows = await this.manager.query<{ added: string[]; before: number }[]>(
+      `with ins as (
+         insert into entity_tag (entity_type, entity_id, entity_host_id, tag_id) select $1, $2, $3, unnest($4::varchar[])
+         on conflict do nothing returning tag_id
+       )
+       select array(select tag_id from ins) as added,
+         (select count(*)::int from entity_tag where entity_type = $1 and entity_id = $2) as before`,
+      [entityType, entityId, hostId, tagIds],
+    );
+    const added = rows[0]?.added ?? [];
+    return { added, total: (rows[0]?.before ?? 0) + added.length };
+  }
+
   /** The entity moved to another host: its links follow, so link reads see it where it now is. */
   async rehost(entityType: string, entityId: string, hostId: string | null): Promise<void> {
     await this.manager.query(
@@ -60,15 +83,6 @@ export class EntityLinkRepository extends BaseRepository {
       [entityType, entityId, tagIds],
     );
     return rows.map((row) => row.tag_id);
-  }
-
-  /** How many tags the entity is linked to (the 50-tag cap is checked after a write, in its transaction). */
-  async countOf(entityType: string, entityId: string): Promise<number> {
-    const rows = await this.manager.query<{ n: number }[]>(
-      'select count(*)::int as n from entity_tag where entity_type = $1 and entity_id = $2',
-      [entityType, entityId],
-    );
-    return rows[0]?.n ?? 0;
   }
 
   async unlinkAll(entityType: string, entityId: string): Promise<void> {

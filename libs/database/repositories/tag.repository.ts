@@ -148,12 +148,19 @@ export class TagRepository extends BaseRepository {
    * (FOR KEY SHARE), so links to them can always be written.
    */
   async existingIds(scope: HostScope, ids: readonly string[]): Promise<Set<string>> {
-    const query = this.manager
-      .getRepository(Tag)
-      .createQueryBuilder('t')
-      .select('t.tag_id', 'tagId')
-      .where('t.tag_id = any(:ids)', { ids })
-      .setLock('for_key_share');
-    return new Set((await whereInScope(query, scope, 't.host_id').getRawMany<{ tagId: string }>()).map((t) => t.tagId));
+    const parameters: unknown[] = [ids];
+    let visible = '';
+    if (!scope.allHosts) {
+      if (scope.host === null) visible = 'and host_id is null';
+      else {
+        visible = 'and (host_id is null or host_id = $2)';
+        parameters.push(scope.host);
+      }
+    }
+    const rows = await this.manager.query<{ tag_id: string }[]>(
+      `select tag_id from tag where tag_id = any($1::varchar[]) ${visible} for key share`,
+      parameters,
+    );
+    return new Set(rows.map((row) => row.tag_id));
   }
 }
