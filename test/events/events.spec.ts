@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { ChangeEventRepository } from '#database';
+import { MAX_WAITING } from '../../apps/api/events/events.service.js';
 import { call, startApi, unique, type TestApi } from '../support/api.js';
 import { callers } from '../support/tokens.js';
 
@@ -100,6 +103,7 @@ describe('GET /events', () => {
     ]);
     expect(ours[0]).toMatchObject({ actor: 'root', data: { tagId, tagName: name, hostId: null, aggregateVersion: 1 } });
     expect(ours[2]?.data).toEqual({ entityType: 'schema', entityId: schemaId, tagIds: [tagId] });
+    expect(ours[3]?.data).toEqual({ entityType: 'schema', entityId: schemaId, tagIds: [tagId] });
     expect(ours[4]?.data).toEqual({ entityType: 'schema', entityId: schemaId, hostId: null });
     const seqs = ours.map((e) => e.seq);
     expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
@@ -232,6 +236,33 @@ describe('GET /events', () => {
       await db.query('update change_event_pruned set pruned_through = $1', [before]);
     }
   });
+
+  it('prunes events older than the retention and moves the pruned mark past them', async () => {
+    const { rows } = await db.query<{ seq: string }>(
+      `insert into change_event (seq, type, at, actor, host_id, data)
+       values (nextval('change_event_seq'), 'tag.deleted', now() - interval '40 days', 'old', null, '{}') returning seq`,
+    );
+    const old = Number(rows[0]?.seq);
+    const repository = new ChangeEventRepository(api.app.get(DataSource));
+    const before = await repository.prunedThrough();
+    try {
+      expect(await repository.prune(30)).toBeGreaterThanOrEqual(1);
+      expect((await db.query('select 1 from change_event where seq = $1', [old])).rowCount).toBe(0);
+      expect(await repository.prunedThrough()).toBeGreaterThanOrEqual(old);
+    } finally {
+      await db.query('update change_event_pruned set pruned_through = $1', [before]);
+    }
+  });
+
+  it(`answers 503 beyond ${MAX_WAITING} waiting long-polls in one process`, async () => {
+    const after = (await tail()) + 1_000_000;
+    const polls = Array.from({ length: MAX_WAITING + 1 }, () =>
+      call(api, 'GET', `/events?after=${after}&wait=3`, { token: admin }),
+    );
+    const statuses = (await Promise.all(polls)).map((res) => res.statusCode);
+    expect(statuses.filter((s) => s === 503)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(MAX_WAITING);
+  }, 30_000);
 
   it('refuses bad parameters with 400 and needs portal.r', async () => {
     for (const query of ['after=-1', 'after=x', 'limit=0', 'limit=1001', 'wait=0', 'wait=31', 'after=1&after=2']) {

@@ -78,6 +78,14 @@ describe('POST /tags/batch', () => {
     // Operations run in their own transactions but take effect as ordered for one entity: add, then remove.
     expect(await linksOf(mine)).toEqual([t1]);
     expect(await linksOf(global)).toEqual([]);
+    // Added, then removed one: two changes of the entity, so version 3; removing what is not linked is no change.
+    const version = async () =>
+      (await call(api, 'GET', `/schemas/${mine}`, { token: admin })).json<{ aggregateVersion: number }>()
+        .aggregateVersion;
+    expect(await version()).toBe(3);
+    const again = await batch([{ op: 'remove', entityType: 'schema', entityId: mine, tagIds: [t2] }]);
+    expect(again.json<{ results: Result[] }>().results[0]?.status).toBe(200);
+    expect(await version()).toBe(3);
   });
 
   it('atomic=true: all or nothing, 409 naming the first failing operation', async () => {

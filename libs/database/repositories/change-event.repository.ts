@@ -20,13 +20,15 @@ const APPEND = `
        unnest($2::varchar[], $3::varchar[], $4::varchar[], $5::jsonb[]) with ordinality as e(type, actor, host_id, data, n)
   order by e.n`;
 
+// A SELECT at the top (the CTEs run to completion regardless), so the driver answers rows, not a count.
 const PRUNE = `
   with gone as (
     delete from change_event where at < now() - $1 * interval '1 day' returning seq
+  ), mark as (
+    update change_event_pruned set pruned_through = greatest(pruned_through, (select max(seq) from gone))
+    where exists (select 1 from gone)
   )
-  update change_event_pruned set pruned_through = greatest(pruned_through, (select max(seq) from gone))
-  where exists (select 1 from gone)
-  returning (select count(*) from gone)::int as pruned`;
+  select (select count(*) from gone)::int as pruned`;
 
 export interface NewChangeEvent {
   readonly type: ChangeEventType;

@@ -67,8 +67,11 @@ export class EntityLinkRepository extends BaseRepository {
   /** Removes the entity's links to tags other than `keep`; answers the tag ids removed. */
   async unlinkOthers(entityType: string, entityId: string, keep: readonly string[]): Promise<string[]> {
     const rows = await this.manager.query<{ tag_id: string }[]>(
-      `delete from entity_tag where entity_type = $1 and entity_id = $2 and not (tag_id = any($3::varchar[]))
-       returning tag_id`,
+      // A SELECT at the top: for a bare DELETE the driver answers [rows, count], not rows.
+      `with gone as (
+         delete from entity_tag where entity_type = $1 and entity_id = $2 and not (tag_id = any($3::varchar[]))
+         returning tag_id
+       ) select tag_id from gone`,
       [entityType, entityId, keep],
     );
     return rows.map((row) => row.tag_id);
@@ -78,8 +81,10 @@ export class EntityLinkRepository extends BaseRepository {
   async unlink(entityType: string, entityId: string, tagIds: readonly string[]): Promise<string[]> {
     if (tagIds.length === 0) return [];
     const rows = await this.manager.query<{ tag_id: string }[]>(
-      `delete from entity_tag where entity_type = $1 and entity_id = $2 and tag_id = any($3::varchar[])
-       returning tag_id`,
+      `with gone as (
+         delete from entity_tag where entity_type = $1 and entity_id = $2 and tag_id = any($3::varchar[])
+         returning tag_id
+       ) select tag_id from gone`,
       [entityType, entityId, tagIds],
     );
     return rows.map((row) => row.tag_id);
