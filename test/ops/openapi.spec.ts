@@ -134,10 +134,11 @@ const CONFIG_ROUTES: Expected[] = [
     false,
   ]),
   ...['properties', 'files'].flatMap((what): Expected[] => [
-    [`/config-server/admin/${what}`, 'put', ['200', '400', '401', '403'], true],
+    [`/config-server/admin/${what}`, 'put', ['200', '400', '401', '403', '412'], true],
     [`/config-server/admin/${what}`, 'get', ['200', '400', '401', '403'], false],
-    [`/config-server/admin/${what}`, 'delete', ['204', '400', '401', '403'], false],
+    [`/config-server/admin/${what}`, 'delete', ['204', '400', '401', '403', '412'], false],
   ]),
+  ['/config-server/admin/layers', 'get', ['200', '400', '401', '403'], false],
 ];
 const API_ROUTES = [...TAG_ROUTES, ...ENTITY_ROUTES, ...CONFIG_ROUTES];
 

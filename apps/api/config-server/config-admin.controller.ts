@@ -1,12 +1,16 @@
-import { Body, Controller, Delete, Get, HttpCode, Put, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Put, Query, Res } from '@nestjs/common';
+import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
 import { problemResponse } from '#platform';
 import { Authenticated, CurrentPrincipal, SCOPE_ADMIN, type Principal } from '#token-binding';
-import { ConfigAdminService } from './config-admin.service.js';
-import { FilesLayerView, PropertiesLayerView } from './config-layer.view.js';
+import { ETAG_HEADER, IF_MATCH_HEADER, PRECONDITION_FAILED } from '../common/api-docs.js';
+import { etagOf, parseIfMatch } from '../common/etag.js';
+import { ConfigAdminService, type Versioned } from './config-admin.service.js';
+import { FilesLayerView, LayerPage, PropertiesLayerView } from './config-layer.view.js';
 import { checkProperties, decodeFiles } from './config-values.js';
 import { AddressQueryDto, FilesLayerQueryDto } from './dto/address-query.dto.js';
 import { FilesBodyDto } from './dto/files-body.dto.js';
+import { LayersQueryDto } from './dto/layers-query.dto.js';
 import { PropertiesBodyDto } from './dto/properties-body.dto.js';
 import { layerAddress } from './layer-address.js';
 
@@ -20,75 +24,126 @@ const BAD_PROPERTIES = problemResponse(
 );
 const BAD_FILES = problemResponse(400, 'Bad address or kind, a bad file name, or content that is not standard base64');
 
+/** Sends the layer's version as its ETag and answers the layer part. */
+function withEtag<T>(reply: FastifyReply, { view, version }: Versioned<T>): T {
+  void reply.header('etag', etagOf(version));
+  return view;
+}
+
 /** Operators manage one layer at a time (DESIGN 7); every route needs portal.admin. */
 @ApiTags('config-server admin')
 @Controller('config-server/admin')
 export class ConfigAdminController {
   constructor(private readonly admin: ConfigAdminService) {}
 
+  @Get('layers')
+  @ApiOperation({ summary: 'The addresses that have a layer, with their versions and sizes (for pickers)' })
+  @Authenticated(SCOPE_ADMIN)
+  @ApiOkResponse({ type: LayerPage })
+  @ApiResponse(problemResponse(400, 'Invalid or repeated query parameter'))
+  layers(@Query() query: LayersQueryDto): Promise<LayerPage> {
+    return this.admin.list(query.host, query.offset, query.limit);
+  }
+
   @Put('properties')
   @ApiOperation({ summary: 'Replace the properties of one layer' })
   @Authenticated(SCOPE_ADMIN)
-  @ApiOkResponse({ type: PropertiesLayerView, description: 'The layer after the atomic replace' })
+  @ApiHeader(IF_MATCH_HEADER)
+  @ApiOkResponse({ type: PropertiesLayerView, headers: ETAG_HEADER, description: 'The layer after the atomic replace' })
   @ApiResponse(BAD_PROPERTIES)
-  putProperties(
+  @ApiResponse(PRECONDITION_FAILED)
+  async putProperties(
     @CurrentPrincipal() principal: Principal,
     @Query() query: AddressQueryDto,
     @Body() body: PropertiesBodyDto,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PropertiesLayerView> {
     const address = layerAddress(query);
-    return this.admin.putProperties(principal, address, checkProperties(body.properties));
+    const properties = checkProperties(body.properties);
+    return withEtag(reply, await this.admin.putProperties(principal, address, properties, parseIfMatch(ifMatch)));
   }
 
   @Get('properties')
   @ApiOperation({ summary: 'Read the properties of one layer' })
   @Authenticated(SCOPE_ADMIN)
-  @ApiOkResponse({ type: PropertiesLayerView, description: 'properties is {} for an empty layer' })
+  @ApiOkResponse({
+    type: PropertiesLayerView,
+    headers: ETAG_HEADER,
+    description: 'properties is {} for an empty layer',
+  })
   @ApiResponse(BAD_ADDRESS)
-  getProperties(@Query() query: AddressQueryDto): Promise<PropertiesLayerView> {
-    return this.admin.getProperties(layerAddress(query));
+  async getProperties(
+    @Query() query: AddressQueryDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<PropertiesLayerView> {
+    return withEtag(reply, await this.admin.getProperties(layerAddress(query)));
   }
 
   @Delete('properties')
   @ApiOperation({ summary: 'Delete the properties of one layer' })
   @HttpCode(204)
   @Authenticated(SCOPE_ADMIN)
+  @ApiHeader(IF_MATCH_HEADER)
   @ApiNoContentResponse({ description: "The layer's properties are gone (also when there were none)" })
   @ApiResponse(BAD_ADDRESS)
-  async deleteProperties(@Query() query: AddressQueryDto): Promise<void> {
-    await this.admin.deleteProperties(layerAddress(query));
+  @ApiResponse(PRECONDITION_FAILED)
+  async deleteProperties(
+    @CurrentPrincipal() principal: Principal,
+    @Query() query: AddressQueryDto,
+    @Headers('if-match') ifMatch: string | undefined,
+  ): Promise<void> {
+    await this.admin.deleteProperties(principal, layerAddress(query), parseIfMatch(ifMatch));
   }
 
   @Put('files')
   @ApiOperation({ summary: 'Replace the files of one kind of one layer' })
   @Authenticated(SCOPE_ADMIN)
-  @ApiOkResponse({ type: FilesLayerView, description: "The layer's files of that kind after the atomic replace" })
+  @ApiHeader(IF_MATCH_HEADER)
+  @ApiOkResponse({
+    type: FilesLayerView,
+    headers: ETAG_HEADER,
+    description: "The layer's files of that kind after the atomic replace",
+  })
   @ApiResponse(BAD_FILES)
-  putFiles(
+  @ApiResponse(PRECONDITION_FAILED)
+  async putFiles(
     @CurrentPrincipal() principal: Principal,
     @Query() query: FilesLayerQueryDto,
     @Body() body: FilesBodyDto,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<FilesLayerView> {
     const address = layerAddress(query);
-    return this.admin.putFiles(principal, address, query.kind, decodeFiles(body.files));
+    const files = decodeFiles(body.files);
+    return withEtag(reply, await this.admin.putFiles(principal, address, query.kind, files, parseIfMatch(ifMatch)));
   }
 
   @Get('files')
   @ApiOperation({ summary: 'Read the files of one kind of one layer' })
   @Authenticated(SCOPE_ADMIN)
-  @ApiOkResponse({ type: FilesLayerView, description: 'files is {} when there are none' })
+  @ApiOkResponse({ type: FilesLayerView, headers: ETAG_HEADER, description: 'files is {} when there are none' })
   @ApiResponse(BAD_FILES)
-  getFiles(@Query() query: FilesLayerQueryDto): Promise<FilesLayerView> {
-    return this.admin.getFiles(layerAddress(query), query.kind);
+  async getFiles(
+    @Query() query: FilesLayerQueryDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<FilesLayerView> {
+    return withEtag(reply, await this.admin.getFiles(layerAddress(query), query.kind));
   }
 
   @Delete('files')
   @ApiOperation({ summary: 'Delete the files of one kind of one layer' })
   @HttpCode(204)
   @Authenticated(SCOPE_ADMIN)
+  @ApiHeader(IF_MATCH_HEADER)
   @ApiNoContentResponse({ description: "The layer's files of that kind are gone (also when there were none)" })
   @ApiResponse(BAD_FILES)
-  async deleteFiles(@Query() query: FilesLayerQueryDto): Promise<void> {
-    await this.admin.deleteFiles(layerAddress(query), query.kind);
+  @ApiResponse(PRECONDITION_FAILED)
+  async deleteFiles(
+    @CurrentPrincipal() principal: Principal,
+    @Query() query: FilesLayerQueryDto,
+    @Headers('if-match') ifMatch: string | undefined,
+  ): Promise<void> {
+    await this.admin.deleteFiles(principal, layerAddress(query), query.kind, parseIfMatch(ifMatch));
   }
 }

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { JsonValue } from './config-values.js';
+import type { LayerSummary } from '#database';
 import { FILE_KINDS, type FileKind, type LayerAddress } from './layer-address.js';
 
 /** A layer's address on the wire (DESIGN 7): absent parts are null. Classes only for the OpenAPI document. */
@@ -75,4 +76,37 @@ export function toFilesLayerView(
     });
   }
   return { ...toAddressView(address), kind, files: encoded };
+}
+
+/** One layer in `GET /config-server/admin/layers`: where it is and how much it holds. */
+export class LayerSummaryView extends LayerAddressView {
+  @ApiProperty({ type: 'integer', example: 3, description: 'the layer\'s version, as its ETag W/"<n>"' })
+  readonly aggregateVersion!: number;
+
+  @ApiProperty({ type: 'integer', example: 12 })
+  readonly properties!: number;
+
+  @ApiProperty({ type: 'integer', example: 1 })
+  readonly certs!: number;
+
+  @ApiProperty({ type: 'integer', example: 0 })
+  readonly files!: number;
+}
+
+export class LayerPage {
+  @ApiProperty({ type: 'integer', description: 'all layers matching, not just this page' })
+  readonly total!: number;
+
+  @ApiProperty({ type: [LayerSummaryView] })
+  readonly layers!: readonly LayerSummaryView[];
+}
+
+export function toLayerSummaryView(summary: LayerSummary): LayerSummaryView {
+  return {
+    ...toAddressView(summary.address),
+    aggregateVersion: summary.version,
+    properties: summary.properties,
+    certs: summary.certs,
+    files: summary.files,
+  };
 }

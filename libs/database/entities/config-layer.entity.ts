@@ -32,4 +32,8 @@ export class ConfigLayer {
 
   @Column({ name: 'update_ts', type: 'timestamptz' })
   updateTs!: Date;
+
+  /** Moves on with every write to the layer (properties or files): its ETag. */
+  @Column({ name: 'aggregate_version', type: 'integer' })
+  aggregateVersion!: number;
 }

@@ -8,6 +8,7 @@ import { CreateControllerLease1763700006000 } from './1763700006000-create-contr
 import { CreateChangeEvent1763700007000 } from './1763700007000-create-change-event.js';
 import { EntityTagHost1763700008000 } from './1763700008000-entity-tag-host.js';
 import { ChangeEventNotifyAfterCommit1763700009000 } from './1763700009000-change-event-notify-after-commit.js';
+import { ConfigLayerVersion1763700010000 } from './1763700010000-config-layer-version.js';
 
 /** Every migration, oldest first; add new ones at the end. */
 export const migrations = [
@@ -21,4 +22,5 @@ export const migrations = [
   CreateChangeEvent1763700007000,
   EntityTagHost1763700008000,
   ChangeEventNotifyAfterCommit1763700009000,
+  ConfigLayerVersion1763700010000,
 ];

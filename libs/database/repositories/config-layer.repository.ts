@@ -8,6 +8,27 @@ import type { FileKind, JsonValue, LayerAddress } from '../entities/config-types
 import { BaseRepository } from '../repository.js';
 import { compareKeys, sortedRecord } from '../sorted.js';
 
+/** One layer in the operators' list: its address, version and how much it holds. */
+export interface LayerSummary {
+  readonly address: LayerAddress;
+  readonly version: number;
+  readonly properties: number;
+  readonly certs: number;
+  readonly files: number;
+}
+
+interface LayerSummaryRow {
+  readonly host: string;
+  readonly service_id: string | null;
+  readonly product_id: string | null;
+  readonly product_version: string | null;
+  readonly env_tag: string | null;
+  readonly aggregate_version: number;
+  readonly properties: number;
+  readonly certs: number;
+  readonly files: number;
+}
+
 /** How a write treats what the layer already holds. */
 export type WriteMode = 'replace' | 'keep-existing';
 
@@ -74,17 +95,75 @@ export class ConfigLayerRepository extends BaseRepository {
    * concurrent writers of one layer queue here, so each replace is whole.
    */
   async upsert(address: LayerAddress, user: string | null): Promise<string> {
-    const rows: { layer_id: string }[] = await this.manager.query(
+    return (await this.upsertVersioned(address, user)).layerId;
+  }
+
+  /**
+   * `upsert`, answering also the version this write gives the layer and the one it had before (0: it did
+   * not exist), so `If-Match` is judged under the row lock, without a read that a concurrent create could pass.
+   */
+  async upsertVersioned(
+    address: LayerAddress,
+    user: string | null,
+  ): Promise<{ layerId: string; version: number; previous: number }> {
+    const rows: { layer_id: string; aggregate_version: number; created: boolean }[] = await this.manager.query(
       `insert into config_layer (host, service_id, product_id, product_version, env_tag, update_user, update_ts)
        values ($1, $2, $3, $4, $5, $6, now())
        on conflict on constraint uq_config_layer_address
-         do update set update_user = excluded.update_user, update_ts = excluded.update_ts
-       returning layer_id`,
+         do update set update_user = excluded.update_user, update_ts = excluded.update_ts,
+                       aggregate_version = config_layer.aggregate_version + 1
+       returning layer_id, aggregate_version, (xmax = 0) as created`,
       [address.host, address.serviceId, address.productId, address.productVersion, address.envTag, user],
     );
     const row = rows[0];
     if (row === undefined) throw new Error('upsert of config_layer returned no row');
-    return String(row.layer_id);
+    return {
+      layerId: String(row.layer_id),
+      version: row.aggregate_version,
+      previous: row.created ? 0 : row.aggregate_version - 1,
+    };
+  }
+
+  /** The layers of `host` (all hosts when undefined) with how much each holds, in address order. */
+  async page(
+    host: string | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<{ total: number; layers: LayerSummary[] }> {
+    const where = host === undefined ? '' : 'where l.host = $3';
+    const parameters: unknown[] = host === undefined ? [offset, limit] : [offset, limit, host];
+    const [rows, counted] = await Promise.all([
+      this.manager.query<LayerSummaryRow[]>(
+        `select l.host, l.service_id, l.product_id, l.product_version, l.env_tag, l.aggregate_version,
+                (select count(*)::int from config_property p where p.layer_id = l.layer_id) as properties,
+                (select count(*)::int from config_file f where f.layer_id = l.layer_id and f.kind = 'cert') as certs,
+                (select count(*)::int from config_file f where f.layer_id = l.layer_id and f.kind = 'file') as files
+           from config_layer l ${where}
+          order by l.host, l.service_id nulls last, l.product_id, l.product_version, l.env_tag nulls first
+          offset $1 limit $2`,
+        parameters,
+      ),
+      this.manager.query<{ total: number }[]>(
+        `select count(*)::int as total from config_layer l ${host === undefined ? '' : 'where l.host = $1'}`,
+        host === undefined ? [] : [host],
+      ),
+    ]);
+    return {
+      total: counted[0]?.total ?? 0,
+      layers: rows.map((row) => ({
+        address: {
+          host: row.host,
+          serviceId: row.service_id,
+          productId: row.product_id,
+          productVersion: row.product_version,
+          envTag: row.env_tag,
+        },
+        version: row.aggregate_version,
+        properties: row.properties,
+        certs: row.certs,
+        files: row.files,
+      })),
+    };
   }
 
   async writeProperties(
@@ -120,6 +199,11 @@ export class ConfigLayerRepository extends BaseRepository {
        ${mode === 'keep-existing' ? 'on conflict on constraint pk_config_file do nothing' : ''}`,
       [layerId, kind, JSON.stringify(encoded)],
     );
+  }
+
+  async exists(layerId: string): Promise<boolean> {
+    const rows = await this.manager.query<unknown[]>('select 1 from config_layer where layer_id = $1', [layerId]);
+    return rows.length > 0;
   }
 
   /** A layer with neither properties nor files is removed, so deleted layers leave no rows behind. */

@@ -1,4 +1,4 @@
-export { ConfigLayerRepository, type WriteMode } from './config-layer.repository.js';
+export { ConfigLayerRepository, type LayerSummary, type WriteMode } from './config-layer.repository.js';
 export {
   REGISTER_INSTANCE,
   RuntimeInstanceRepository,
