@@ -30,9 +30,10 @@ export function foreignKeyViolation(error: unknown): string | undefined {
 /** SQLSTATE classes and codes that mean "the server cannot be used right now", not "this request is wrong". */
 const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|53300|57014)$/;
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH']);
-// node-postgres reports a lost or refused connection by message only.
+// node-postgres reports a lost or refused connection by message only; TypeORM, a connection lost in the
+// middle of a transaction (its query runner released under it, also at COMMIT), by its *AlreadyReleased errors.
 const UNAVAILABLE_MESSAGE =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|Client was closed/;
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|Client was closed|query runner was already released|Query runner already released/;
 
 /**
  * True when `error` means PostgreSQL is unreachable, restarting or refusing work for now (including a

@@ -38,7 +38,18 @@ export function requestId(req: IncomingMessage): string {
  * secret: its parameters, the server's `detail` ("Key (x)=(value)"), and quoted values in its message.
  */
 export function safeError(err: unknown): Record<string, unknown> {
-  if (!(err instanceof Error)) return { message: String(err) };
+  if (!(err instanceof Error)) {
+    // Something threw a non-Error: name its shape (never its values) so the log says what it was.
+    if (typeof err !== 'object' || err === null) return { message: String(err), type: typeof err };
+    // An error someone serialised before throwing it: keep its type and (scrubbed) message.
+    const fields = err as { type?: unknown; message?: unknown; stack?: unknown };
+    return {
+      type: typeof fields.type === 'string' ? fields.type : err.constructor?.name,
+      message: typeof fields.message === 'string' ? scrubSqlMessage(fields.message) : String(err),
+      stack: typeof fields.stack === 'string' ? scrubSqlMessage(fields.stack) : undefined,
+      keys: Object.keys(err).slice(0, 10),
+    };
+  }
   const base = stdSerializers.err(err) as unknown as Record<string, unknown>;
   const sql = 'query' in err || 'driverError' in err || typeof (err as { severity?: unknown }).severity === 'string';
   if (!sql) return base;
