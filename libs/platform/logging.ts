@@ -41,11 +41,11 @@ export function safeError(err: unknown): Record<string, unknown> {
   if (!(err instanceof Error)) {
     // Something threw a non-Error: name its shape (never its values) so the log says what it was.
     if (typeof err !== 'object' || err === null) return { message: String(err), type: typeof err };
-    // An error someone serialised before throwing it: keep its type and (scrubbed) message.
+    // An error-like object that is not an Error here (TypeORM's errors arrive so): its type and scrubbed message.
     const fields = err as { type?: unknown; message?: unknown; stack?: unknown };
     return {
       type: typeof fields.type === 'string' ? fields.type : err.constructor?.name,
-      message: typeof fields.message === 'string' ? scrubSqlMessage(fields.message) : String(err),
+      message: typeof fields.message === 'string' ? scrubSqlMessage(fields.message) : 'a thrown object',
       stack: typeof fields.stack === 'string' ? scrubSqlMessage(fields.stack) : undefined,
       keys: Object.keys(err).slice(0, 10),
     };
