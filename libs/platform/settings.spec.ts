@@ -84,6 +84,8 @@ describe('loadSettings', () => {
       dbStatementTimeoutMs: 5000,
       trustProxy: false,
       shutdownTimeoutMs: 25_000,
+      registryLeaseMs: 15_000,
+      eventsRetentionDays: 30,
     });
     // A small connection cap lowers the default unauthenticated cap with it.
     expect(loadSettings({ WS_MAX_CONNECTIONS: '50' }).wsMaxUnauthenticated).toBe(50);
@@ -96,6 +98,8 @@ describe('loadSettings', () => {
     ['DB_STATEMENT_TIMEOUT_MS', { DB_STATEMENT_TIMEOUT_MS: 'soon' }],
     ['TRUST_PROXY', { TRUST_PROXY: 'maybe' }],
     ['WS_AUTH_TIMEOUT_MS', { WS_AUTH_TIMEOUT_MS: '-1' }],
+    ['REGISTRY_LEASE_MS', { REGISTRY_LEASE_MS: '399' }],
+    ['EVENTS_RETENTION_DAYS', { EVENTS_RETENTION_DAYS: '0' }],
   ])('refuses a bad %s', (variable, env) => {
     expect(() => loadSettings(env)).toThrow(new RegExp(`^Invalid setting ${variable}: `));
   });
