@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 
 const BENCH = import.meta.dirname;
 const ROOT = resolve(BENCH, '..');
-const ALL = ['auth', 'filter', 'peer', 'storm', 'reject', 'token', 'watch', 'batch', 'events'];
+const ALL = ['auth', 'filter', 'peer', 'storm', 'reject', 'token', 'watch', 'batch', 'events', 'config'];
 const args = process.argv.slice(2);
 const smoke = args.includes('--smoke') || /^(1|true)$/i.test(process.env.BENCH_SMOKE ?? '');
 const flags = args.filter((a) => a.startsWith('--'));

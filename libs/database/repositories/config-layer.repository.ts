@@ -57,6 +57,16 @@ const LAYERS_OF_REQUEST = `
    where l.host = $1 and l.product_id = $3 and l.product_version = $4 and l.service_id is null
      and (l.env_tag is null or l.env_tag = $5)`;
 
+/**
+ * A runtime's properties across its layers, lowest rank first ($1 host, $2 serviceId, $3 productId,
+ * $4 productVersion, $5 envTag). Exported so the bench's bare baseline runs exactly this statement.
+ */
+export const MERGED_PROPERTIES = `
+  select p.property_key as key, p.property_value as value
+    from (${LAYERS_OF_REQUEST}) as layer
+    join config_property p on p.layer_id = layer.layer_id
+   order by layer.rank`;
+
 const requestParams = (request: LayerAddress): (string | null)[] => [
   request.host,
   request.serviceId,
@@ -229,10 +239,7 @@ export class ConfigLayerRepository extends BaseRepository {
   /** The properties a runtime sees for `request`, merged across its layers in one statement. */
   async mergedProperties(request: LayerAddress): Promise<Record<string, JsonValue>> {
     const rows: { key: string; value: JsonValue }[] = await this.manager.query(
-      `select p.property_key as key, p.property_value as value
-         from (${LAYERS_OF_REQUEST}) as layer
-         join config_property p on p.layer_id = layer.layer_id
-        order by layer.rank`,
+      MERGED_PROPERTIES,
       requestParams(request),
     );
     return sortedRecord(mergeByRank(rows));

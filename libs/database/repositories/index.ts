@@ -1,4 +1,9 @@
-export { ConfigLayerRepository, type LayerSummary, type WriteMode } from './config-layer.repository.js';
+export {
+  ConfigLayerRepository,
+  MERGED_PROPERTIES,
+  type LayerSummary,
+  type WriteMode,
+} from './config-layer.repository.js';
 export {
   REGISTER_INSTANCE,
   RuntimeInstanceRepository,

@@ -1,0 +1,113 @@
+// 10. Config read: GET /config-server/configs over four layers (token, binding, merge, ETag) vs raw Fastify
+// + pg running the product's own merge statement unauthenticated; then the same with If-None-Match → 304.
+import pg from 'pg';
+import {
+  alternate,
+  benchDatabase,
+  DIST,
+  expectStatuses,
+  load,
+  log,
+  makeIssuer,
+  median,
+  profileSummary,
+  PROFILE,
+  row,
+  runBenchmark,
+  SMOKE,
+  startBenchServer,
+  startProduct,
+} from './lib.js';
+
+const CONNECTIONS = 16;
+const ROUNDS = SMOKE ? 1 : 3;
+const PROPERTIES_PER_LAYER = 25;
+const ADDRESS = 'host=bench-host&serviceId=svc-a&envTag=prod&productId=prod-a&productVersion=1.0';
+
+/** Four layers (product, product+env, service, service+env), overlapping keys so the merge has work. */
+async function seed(url) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const layers = [
+    [null, 'prod-a', '1.0', null],
+    [null, 'prod-a', '1.0', 'prod'],
+    ['svc-a', null, null, null],
+    ['svc-a', null, null, 'prod'],
+  ];
+  for (const [k, [serviceId, productId, productVersion, envTag]] of layers.entries()) {
+    const { rows } = await client.query(
+      `insert into config_layer (host, service_id, product_id, product_version, env_tag, update_user)
+       values ('bench-host', $1, $2, $3, $4, 'bench') returning layer_id`,
+      [serviceId, productId, productVersion, envTag],
+    );
+    // Keys 0..24 shifted by layer: higher layers override some of the lower ones' keys.
+    await client.query(
+      `insert into config_property (layer_id, property_key, property_value)
+       select $1, 'app.key' || (g + $2 * 10), to_jsonb('value ' || g || ' of layer ' || $2)
+       from generate_series(0, $3::int - 1) g`,
+      [rows[0].layer_id, k, PROPERTIES_PER_LAYER],
+    );
+  }
+  await client.query('analyze');
+  await client.end();
+}
+
+await runBenchmark('config', 'GET /config-server/configs (four layers) vs raw Fastify + pg, same merge', async () => {
+  const db = await benchDatabase('config');
+  await seed(db.url);
+  const issuer = await makeIssuer();
+  const api = await startProduct('api', { databaseUrl: db.url, issuer });
+  const raw = await startBenchServer('config-baseline', 'baseline-config.js', {
+    DATABASE_URL: db.url,
+    POOL_SIZE: '10',
+    DIST,
+  });
+  const token = await issuer.sign({ sub: 'svc-a', scope: 'portal.r', host: 'bench-host', sid: 'svc-a', env: 'prod' });
+  const productUrl = `${api.url}/config-server/configs?${ADDRESS}`;
+  const rawUrl = `${raw.url}/configs?${ADDRESS}`;
+  const auth = { authorization: `Bearer ${token}` };
+  const etagOf = async (url, headers) => (await fetch(url, { headers })).headers.get('etag');
+  const [productEtag, rawEtag] = [await etagOf(productUrl, auth), await etagOf(rawUrl, {})];
+  const run = (url, headers, status) => async () => {
+    const result = await load({ url, connections: CONNECTIONS, headers });
+    expectStatuses(url, result, [status]);
+    return result;
+  };
+  log('warm-up');
+  await load({ url: productUrl, connections: 8, duration: 1, headers: auth });
+  await load({ url: rawUrl, connections: 8, duration: 1 });
+  const [full, fullBase] = await alternate(ROUNDS, run(productUrl, auth, 200), run(rawUrl, {}, 200));
+  const [cached, cachedBase] = await alternate(
+    ROUNDS,
+    run(productUrl, { ...auth, 'if-none-match': productEtag }, 304),
+    run(rawUrl, { 'if-none-match': rawEtag }, 304),
+  );
+  await api.stop();
+  await raw.stop();
+  const notes = [
+    `Four layers of ${PROPERTIES_PER_LAYER} properties (overlapping keys, 55 after the merge); the baseline runs the ` +
+      `product's exported MERGED_PROPERTIES statement, merges by rank, sorts keys and hashes the body for its ETag, ` +
+      `without token, binding, validation, problem+json, metrics or logs. ${CONNECTIONS} connections, pool of 10 ` +
+      `each, median of ${ROUNDS} alternating run(s). The 304 rows still run the merge on both sides (the ETag is ` +
+      `the body's hash).`,
+  ];
+  if (PROFILE) notes.push(`api CPU profile, top self time:\n${profileSummary(api).join('\n')}`);
+  return {
+    rows: [
+      row(
+        'throughput GET /config-server/configs',
+        median(full.map((r) => r.rps)),
+        median(fullBase.map((r) => r.rps)),
+        'req/s',
+        0.8,
+      ),
+      row(
+        'throughput with If-None-Match (304)',
+        median(cached.map((r) => r.rps)),
+        median(cachedBase.map((r) => r.rps)),
+        'req/s',
+      ),
+    ],
+    notes,
+  };
+});
