@@ -43,30 +43,30 @@ function singleQueryValue(query: Readonly<Record<string, unknown>>, name: string
 }
 
 const BINDING_RULE = Symbol('bindingRule');
+const CLOSES_SOCKET = Symbol('bindingClosesSocket');
+
+export interface BindingOptions {
+  /**
+   * WebSocket handlers that set up lasting state on the socket (a registration, a subscription): a
+   * mismatch closes the socket with 1008 after the -32003 answer (DESIGN 8). One-off calls keep it open.
+   */
+  readonly closesSocket?: boolean;
+}
 
 /** Names the binding rule a route or message handler is under; `TokenBindingGuard` applies it. */
-export const BindingRule = (kind: BindingKind): MethodDecorator & ClassDecorator => SetMetadata(BINDING_RULE, kind);
-
-/**
- * JSON-RPC methods that set up lasting state on the socket: a binding mismatch there closes it with 1008
- * (DESIGN 8 for `service/register`, the replicas issue for `discovery/subscribe`); a refused one-off
- * `discovery/lookup` keeps it open.
- */
-const LASTING_METHODS: ReadonlySet<string> = new Set(['service/register', 'discovery/subscribe']);
+export const BindingRule = (kind: BindingKind, options: BindingOptions = {}): MethodDecorator & ClassDecorator =>
+  applyDecorators(SetMetadata(BINDING_RULE, kind), SetMetadata(CLOSES_SOCKET, options.closesSocket === true));
 
 /** A binding mismatch on the WebSocket transport; the JSON-RPC adapter answers it with -32003. */
 export class BindingRejectedError extends Error {
   constructor(
     readonly kind: BindingKind,
     readonly sentence: string,
-    readonly method: string,
+    /** The handler declared `closesSocket`: the adapter closes the socket with 1008 after the answer. */
+    readonly closesConnection: boolean,
   ) {
     super(sentence);
     this.name = 'BindingRejectedError';
-  }
-
-  get closesConnection(): boolean {
-    return LASTING_METHODS.has(this.method);
   }
 }
 
@@ -109,7 +109,13 @@ export class TokenBindingGuard implements CanActivate {
     if (target === undefined) return true;
     const decision = this.enforcer.check(target.endpoint, claims, target.request);
     if (decision.allowed) return true;
-    if (ws) throw new BindingRejectedError(kind, decision.message, target.endpoint);
+    if (ws) {
+      const closes = this.reflector.getAllAndOverride<boolean | undefined>(CLOSES_SOCKET, [
+        context.getHandler(),
+        context.getClass(),
+      ]);
+      throw new BindingRejectedError(kind, decision.message, closes === true);
+    }
     throw new PlainTextException(HttpStatus.FORBIDDEN, decision.message);
   }
 
@@ -141,8 +147,8 @@ interface Target {
 }
 
 /** `@BindingRule(kind)` applied by `TokenBindingGuard`; put it after the guard that verifies the token. */
-export const Bound = (kind: BindingKind): MethodDecorator & ClassDecorator =>
-  applyDecorators(BindingRule(kind), UseGuards(TokenBindingGuard));
+export const Bound = (kind: BindingKind, options: BindingOptions = {}): MethodDecorator & ClassDecorator =>
+  applyDecorators(BindingRule(kind, options), UseGuards(TokenBindingGuard));
 
 /** A `BindingWarnLogger` writing through Nest's logger, so lines reach the app's pino stream. */
 export function bindingLogger(): BindingWarnLogger {

@@ -52,6 +52,7 @@ export {
   AuthenticatedConfigRequest,
   BINDING_LOG_CONTEXT,
   BindingRejectedError,
+  type BindingOptions,
   BindingRule,
   bindingLogger,
   Bound,

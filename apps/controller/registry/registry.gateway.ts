@@ -161,7 +161,7 @@ export class RegistryGateway
   }
 
   @SubscribeMessage('service/register')
-  @RpcAuthenticated('register')
+  @RpcAuthenticated('register', { closesSocket: true })
   async register(
     @ConnectedSocket() client: Socket,
     @MessageBody('params', new JsonRpcParams(RegisterParams)) params: Readonly<RegisterParams>,
@@ -192,7 +192,8 @@ export class RegistryGateway
 
   /** `discovery/subscribe`: the lookup's answer now, then `discovery/changed` on every change (DESIGN 8). */
   @SubscribeMessage('discovery/subscribe')
-  @RpcAuthenticated('lookup')
+  // A subscription is lasting state, like a registration: a mismatch closes the socket.
+  @RpcAuthenticated('lookup', { closesSocket: true })
   async subscribe(
     @ConnectedSocket() client: Socket,
     @MessageBody('params', new JsonRpcParams(LookupParams)) params: Readonly<LookupParams>,

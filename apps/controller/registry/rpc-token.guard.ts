@@ -1,6 +1,13 @@
 import { Injectable, UseGuards, applyDecorators, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { WebSocket } from 'ws';
-import { Bound, KeySourceUnavailableError, TokenVerifier, type BindingKind, type RpcCall } from '#token-binding';
+import {
+  Bound,
+  KeySourceUnavailableError,
+  TokenVerifier,
+  type BindingKind,
+  type BindingOptions,
+  type RpcCall,
+} from '#token-binding';
 import { Connections } from './connection.js';
 import { unauthorized, unavailable } from './registry.errors.js';
 
@@ -37,5 +44,5 @@ export class RpcTokenGuard implements CanActivate {
 }
 
 /** A verified token on the call, then (when a rule is named) the binding rule of `TokenBindingGuard`. */
-export const RpcAuthenticated = (rule?: BindingKind): MethodDecorator =>
-  rule === undefined ? UseGuards(RpcTokenGuard) : applyDecorators(UseGuards(RpcTokenGuard), Bound(rule));
+export const RpcAuthenticated = (rule?: BindingKind, options: BindingOptions = {}): MethodDecorator =>
+  rule === undefined ? UseGuards(RpcTokenGuard) : applyDecorators(UseGuards(RpcTokenGuard), Bound(rule, options));
