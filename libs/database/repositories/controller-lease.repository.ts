@@ -17,10 +17,14 @@ const RENEW = `
   where controller_id = $1
   returning (extract(epoch from now() - held_since_ts) * 1000)::bigint as held_ms`;
 
-// Expired leases of other replicas and, in the same statement, the instances they held.
-const REAP_EXPIRED = `
-  with dead as (
-    delete from controller_lease where expires_ts < now() and controller_id <> $1 returning controller_id
+/**
+ * Deletes the leases `dead` selects (a condition on controller_lease, never this process's own) and, in
+ * the same statement, disconnects the instances they held; answers both counts. `before` adds CTEs that
+ * run first.
+ */
+const reap = (dead: string, before = ''): string => `
+  with ${before} dead as (
+    delete from controller_lease where ${dead} and controller_id <> $1 returning controller_id
   ), gone as (
     update runtime_instance set status = 'disconnected', disconnected_ts = now()
     where status = 'connected' and controller_id in (select controller_id from dead)
@@ -28,18 +32,14 @@ const REAP_EXPIRED = `
   )
   select (select count(*) from dead)::int as controllers, (select count(*) from gone)::int as instances`;
 
+// Expired leases of other replicas.
+const REAP_EXPIRED = reap('expires_ts < now()');
+
 // Two live processes cannot listen on one host:port, so an older lease there belongs to a dead predecessor.
-const CLAIM_ENDPOINT = `
-  with mine as (
-    update controller_lease set endpoint = $2 where controller_id = $1
-  ), dead as (
-    delete from controller_lease where endpoint = $2 and controller_id <> $1 returning controller_id
-  ), gone as (
-    update runtime_instance set status = 'disconnected', disconnected_ts = now()
-    where status = 'connected' and controller_id in (select controller_id from dead)
-    returning 1
-  )
-  select (select count(*) from dead)::int as controllers, (select count(*) from gone)::int as instances`;
+const CLAIM_ENDPOINT = reap(
+  'endpoint = $2',
+  'mine as (update controller_lease set endpoint = $2 where controller_id = $1),',
+);
 
 // Instances whose holder has no lease at all (written before leases existed, or by a replica reaped meanwhile).
 const SWEEP_UNLEASED = `

@@ -16,27 +16,12 @@ export class EntityLinkRepository extends BaseRepository {
     super(db);
   }
 
-  /** Adds the links; existing ones are kept (ON CONFLICT DO NOTHING). Answers the tag ids actually added. */
-  async link(
-    entityType: string,
-    entityId: string,
-    hostId: string | null,
-    tagIds: readonly string[],
-  ): Promise<string[]> {
-    if (tagIds.length === 0) return [];
-    const rows = await this.manager.query<{ tag_id: string }[]>(
-      `insert into entity_tag (entity_type, entity_id, entity_host_id, tag_id) select $1, $2, $3, unnest($4::varchar[])
-       on conflict do nothing returning tag_id`,
-      [entityType, entityId, hostId, tagIds],
-    );
-    return rows.map((row) => row.tag_id);
-  }
-
   /**
-   * Adds links like `link` and answers, from the same statement, how many the entity has now (its row
-   * is locked by the caller, so no other write changes the count meanwhile).
+   * Adds the links; existing ones are kept (ON CONFLICT DO NOTHING). Answers the tag ids actually added and,
+   * from the same statement, how many links the entity has now (the caller holds the entity's row lock, so
+   * no other write changes the count meanwhile).
    */
-  async linkCounting(
+  async link(
     entityType: string,
     entityId: string,
     hostId: string | null,
@@ -65,25 +50,27 @@ export class EntityLinkRepository extends BaseRepository {
   }
 
   /** Removes the entity's links to tags other than `keep`; answers the tag ids removed. */
-  async unlinkOthers(entityType: string, entityId: string, keep: readonly string[]): Promise<string[]> {
-    const rows = await this.manager.query<{ tag_id: string }[]>(
-      // A SELECT at the top: for a bare DELETE the driver answers [rows, count], not rows.
-      `with gone as (
-         delete from entity_tag where entity_type = $1 and entity_id = $2 and not (tag_id = any($3::varchar[]))
-         returning tag_id
-       ) select tag_id from gone`,
-      [entityType, entityId, keep],
-    );
-    return rows.map((row) => row.tag_id);
+  unlinkOthers(entityType: string, entityId: string, keep: readonly string[]): Promise<string[]> {
+    return this.deleteLinks(entityType, entityId, 'not (tag_id = any($3::varchar[]))', keep);
   }
 
   /** Removes the entity's links to `tagIds`; answers the tag ids that were linked. */
   async unlink(entityType: string, entityId: string, tagIds: readonly string[]): Promise<string[]> {
     if (tagIds.length === 0) return [];
+    return this.deleteLinks(entityType, entityId, 'tag_id = any($3::varchar[])', tagIds);
+  }
+
+  /** Deletes the entity's links whose tag meets `tagCondition` (on $3 = `tagIds`); answers their tag ids. */
+  private async deleteLinks(
+    entityType: string,
+    entityId: string,
+    tagCondition: string,
+    tagIds: readonly string[],
+  ): Promise<string[]> {
     const rows = await this.manager.query<{ tag_id: string }[]>(
+      // A SELECT at the top: for a bare DELETE the driver answers [rows, count], not rows.
       `with gone as (
-         delete from entity_tag where entity_type = $1 and entity_id = $2 and tag_id = any($3::varchar[])
-         returning tag_id
+         delete from entity_tag where entity_type = $1 and entity_id = $2 and ${tagCondition} returning tag_id
        ) select tag_id from gone`,
       [entityType, entityId, tagIds],
     );
