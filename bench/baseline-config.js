@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import pg from 'pg';
+import { serve } from './serve.js';
 
 const { MERGED_PROPERTIES } = await import(join(process.env.DIST ?? 'dist', 'libs/database/index.js'));
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL_SIZE ?? 10) });
@@ -28,12 +29,4 @@ app.get('/configs', async (request, reply) => {
   return body;
 });
 
-await app.listen({ port: 0, host: '127.0.0.1' });
-process.stdout.write(`LISTENING ${app.server.address().port}\n`);
-const stop = () =>
-  void app
-    .close()
-    .then(() => pool.end())
-    .then(() => process.exit(0));
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+await serve(app, pool);

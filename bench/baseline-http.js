@@ -2,6 +2,7 @@
 // runs, no authentication, no framework layers; the same pool size as the api (TypeORM's default 10).
 import Fastify from 'fastify';
 import pg from 'pg';
+import { serve } from './serve.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL_SIZE ?? 10) });
 const app = Fastify({ logger: false });
@@ -25,12 +26,4 @@ app.get('/tags/:tagId', async (request, reply) => {
   };
 });
 
-await app.listen({ port: 0, host: '127.0.0.1' });
-process.stdout.write(`LISTENING ${app.server.address().port}\n`);
-const stop = () =>
-  void app
-    .close()
-    .then(() => pool.end())
-    .then(() => process.exit(0));
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+await serve(app, pool);
