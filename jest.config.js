@@ -23,6 +23,7 @@ export default {
     '^#token-binding$': '<rootDir>/libs/token-binding/index.ts',
     '^#database$': '<rootDir>/libs/database/index.ts',
     '^#platform$': '<rootDir>/libs/platform/index.ts',
+    '^#registry$': '<rootDir>/libs/registry/index.ts',
     '^#runtime-client$': '<rootDir>/libs/runtime-client/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

@@ -5,6 +5,7 @@ import { TokenBindingModule } from '#token-binding';
 import { ConfigServerModule } from './config-server/config-server.module.js';
 import { EntityTagModule } from './catalog/entity-tag.module.js';
 import { EventsModule } from './events/events.module.js';
+import { RegistryModule } from './registry/registry.module.js';
 import { TagsModule } from './tags/tags.module.js';
 import { TokenIssuerModule } from './token-issuer/token-issuer.module.js';
 
@@ -31,6 +32,7 @@ export class ApiModule {
         TagsModule,
         EntityTagModule,
         EventsModule,
+        RegistryModule,
         ConfigServerModule,
         // Dev mode and TOKEN_ISSUER_KEY_FILE turn the built-in issuer on (DESIGN 10).
         ...(options.settings.devMode || options.settings.tokenIssuer.keyFile !== undefined ? [TokenIssuerModule] : []),

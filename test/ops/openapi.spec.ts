@@ -113,6 +113,8 @@ const TAG_ROUTES: Expected[] = [
   ['/tags/{tagId}/entities', 'get', ['200', '400', '401', '403', '404'], false],
   ['/tags/batch', 'post', ['200', '400', '401', '403', '409'], true],
   ['/events', 'get', ['200', '400', '401', '403', '410'], false],
+  ['/registry/instances', 'get', ['200', '400', '401', '403'], false],
+  ['/registry/changes', 'get', ['200', '401', '403'], false],
   ['/tags/{tagId}', 'put', ['200', '400', '401', '403', '404', '409', '412'], true],
   ['/tags/{tagId}', 'delete', ['204', '401', '403', '404', '412'], false],
 ];

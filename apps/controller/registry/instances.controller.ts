@@ -1,10 +1,9 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { problemResponse } from '#platform';
+import { InstancePage, ListInstancesQuery } from '#registry';
 import { Authenticated, SCOPE_ADMIN } from '#token-binding';
-import { ListInstancesQuery } from './dto/list-instances.query.js';
 import { RegistryService } from './registry.service.js';
-import { InstancePage } from './runtime-instance.view.js';
 
 /** `GET /instances` on the controller's HTTP port: the registry, for operators (DESIGN 8). */
 @ApiTags('instances')

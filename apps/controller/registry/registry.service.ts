@@ -1,20 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { isDatabaseUnavailable, RuntimeInstanceRepository } from '#database';
 import { newId, SETTINGS, type Settings } from '#platform';
+import { listInstances, toNodeView, type InstancePage, type ListInstancesQuery } from '#registry';
 import type { RegistryConnection } from './connection.js';
-import type { ListInstancesQuery } from './dto/list-instances.query.js';
 import type { LookupParams } from './dto/lookup.params.js';
 import type { RegisterParams } from './dto/register.params.js';
 import { LeaseService } from './lease.service.js';
 import { forbidden, NOT_OWNER_MESSAGE, paramRefused } from './registry.errors.js';
-import {
-  toInstanceView,
-  toNodeView,
-  type DeregisterResult,
-  type InstancePage,
-  type LookupResult,
-  type RegisterResult,
-} from './runtime-instance.view.js';
+import type { DeregisterResult, LookupResult, RegisterResult } from './runtime-instance.view.js';
 
 /**
  * The registry of runtime instances (DESIGN 8). The gateway's guards decided the token and the binding
@@ -102,9 +95,8 @@ export class RegistryService {
   }
 
   /** `GET /instances` for operators: every host's instances, filtered, in identity order. */
-  async list(query: ListInstancesQuery): Promise<InstancePage> {
-    const [instances, total] = await this.instances.page(query, query.offset, query.limit);
-    return { total, instances: instances.map(toInstanceView) };
+  list(query: ListInstancesQuery): Promise<InstancePage> {
+    return listInstances(this.instances, query);
   }
 
   /**

@@ -1,0 +1,13 @@
+import { Injectable } from '@nestjs/common';
+import { RuntimeInstanceRepository } from '#database';
+import { listInstances, type InstancePage, type ListInstancesQuery } from '#registry';
+
+/** The registry every controller replica writes, read by the api for the console (DESIGN 13). */
+@Injectable()
+export class RegistryService {
+  constructor(private readonly instances: RuntimeInstanceRepository) {}
+
+  list(query: ListInstancesQuery): Promise<InstancePage> {
+    return listInstances(this.instances, query);
+  }
+}

@@ -1,0 +1,148 @@
+import { get, type ClientRequest, type IncomingMessage } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { call, listenApi, sqlDuring, unique, type ListeningApi } from '../support/api.js';
+import { instanceIdOf, RpcClient, startController, waitFor, type TestController } from '../support/controller.js';
+import { callers, token } from '../support/tokens.js';
+
+interface ServerEvent {
+  readonly event: string;
+  readonly data: unknown;
+}
+
+/**
+ * Reads a `text/event-stream`, collecting its events. node:http, not fetch: Node 20's fetch leaves the
+ * socket open after an abort, which would hold the api's shutdown in these tests (browsers close it).
+ */
+class EventReader {
+  readonly events: ServerEvent[] = [];
+  ended = false;
+
+  private constructor(
+    readonly response: IncomingMessage,
+    private readonly request: ClientRequest,
+  ) {
+    let buffered = '';
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => {
+      buffered += chunk;
+      let end: number;
+      while ((end = buffered.indexOf('\n\n')) >= 0) {
+        this.parse(buffered.slice(0, end));
+        buffered = buffered.slice(end + 2);
+      }
+    });
+    response.on('close', () => (this.ended = true));
+  }
+
+  static open(url: string, jwt: string): Promise<EventReader> {
+    return new Promise((resolve, reject) => {
+      const request = get(url, { headers: { authorization: `Bearer ${jwt}` } });
+      request.once('response', (response) => resolve(new EventReader(response, request)));
+      request.once('error', reject);
+    });
+  }
+
+  close(): void {
+    this.request.destroy();
+  }
+
+  private parse(block: string): void {
+    const fields = new Map<string, string>();
+    for (const line of block.split('\n')) {
+      const colon = line.indexOf(':');
+      if (colon > 0) fields.set(line.slice(0, colon), line.slice(colon + 1).trim());
+    }
+    const event = fields.get('event');
+    if (event !== undefined) this.events.push({ event, data: JSON.parse(fields.get('data') ?? 'null') });
+  }
+}
+
+describe('the registry on the api (DESIGN 13)', () => {
+  let api: ListeningApi;
+  let controller: TestController;
+
+  beforeAll(async () => {
+    controller = await startController();
+    api = await listenApi();
+  });
+
+  afterAll(async () => {
+    await api?.close();
+    await controller?.close();
+  });
+
+  async function runtime(serviceId: string): Promise<{ client: RpcClient; id: string }> {
+    const jwt = await token({ sub: 'rt', sid: serviceId, host: controller.hostId });
+    const client = await RpcClient.connect(controller.wsUrl, { token: jwt });
+    const response = await client.call('service/register', { serviceId, address: '10.0.0.9', port: 8080 });
+    return { client, id: instanceIdOf(response) };
+  }
+
+  it('GET /registry/instances answers the same items as the controller /instances', async () => {
+    const serviceId = unique('reg');
+    const { client, id } = await runtime(serviceId);
+    const admin = await callers.admin();
+    const query = `hostId=${controller.hostId}&serviceId=${serviceId}`;
+    const fromApi = await call(api, 'GET', `/registry/instances?${query}`, { token: admin });
+    expect(fromApi.statusCode).toBe(200);
+    const body = fromApi.json<{ total: number; instances: { runtimeInstanceId: string; status: string }[] }>();
+    expect(body.total).toBe(1);
+    expect(body.instances[0]).toMatchObject({ runtimeInstanceId: id, serviceId, status: 'connected', port: 8080 });
+    const fromController = await fetch(`${controller.httpUrl}/instances?${query}`, {
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    expect(await fromController.json()).toEqual(body);
+    client.socket.close();
+    await client.closed;
+  });
+
+  it('checks paging and filters at the edge (400)', async () => {
+    const admin = await callers.admin();
+    const response = await call(api, 'GET', '/registry/instances?status=asleep&colour=red', { token: admin });
+    expect(response.statusCode).toBe(400);
+    expect(response.headers['content-type']).toContain('application/problem+json');
+  });
+
+  it.each([
+    ['no token', undefined, 401],
+    ['a reader', 'reader', 403],
+    ['a writer', 'writer', 403],
+  ] as const)('refuses %s on both routes before any SQL', async (_name, who, status) => {
+    const jwt = who === undefined ? undefined : await callers[who]('h1');
+    for (const url of ['/registry/instances', '/registry/changes']) {
+      const { result, queries } = await sqlDuring(() => call(api, 'GET', url, jwt === undefined ? {} : { token: jwt }));
+      expect(result.statusCode).toBe(status);
+      expect(queries).toBe(0);
+    }
+  });
+
+  it('GET /registry/changes streams a change within two seconds of a registration and of a disconnect', async () => {
+    const reader = await EventReader.open(`${api.url}/registry/changes`, await callers.admin());
+    expect(reader.response.statusCode).toBe(200);
+    expect(reader.response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(reader.response.headers['cache-control']).toBe('no-store');
+    await waitFor(() => reader.events.some((e) => e.event === 'ready'), 'the ready event');
+
+    const serviceId = unique('live');
+    const ours = (): ServerEvent[] =>
+      reader.events.filter((e) => e.event === 'change' && (e.data as { serviceId: string }).serviceId === serviceId);
+    const { client } = await runtime(serviceId);
+    await waitFor(() => ours().length >= 1, 'the registration as a change event', 2000);
+    expect(ours()[0]?.data).toEqual({ hostId: controller.hostId, serviceId });
+
+    const seen = ours().length;
+    client.socket.close();
+    await waitFor(() => ours().length > seen, 'the disconnect as a change event', 2000);
+    reader.close();
+  });
+
+  it('ends open streams when the api stops, so shutdown does not wait for them', async () => {
+    const second = await listenApi();
+    const reader = await EventReader.open(`${second.url}/registry/changes`, await callers.admin());
+    await waitFor(() => reader.events.length > 0, 'the ready event');
+    const started = Date.now();
+    await second.close();
+    expect(Date.now() - started).toBeLessThan(3000);
+    await waitFor(() => reader.ended, 'the stream to end');
+  });
+});
