@@ -107,6 +107,10 @@ async function banner(settings: Settings, client: DevClient | undefined): Promis
       `  export ADMIN=${admin}`,
       `  export RUNTIME=${runtime}`,
       '',
+      // The token rides in the fragment, which browsers never send: it reaches no server log.
+      'Operator console (signed in as dev-admin; the page removes the token from the address bar):',
+      `  ${api}/console#token=${admin}`,
+      '',
       'Try:',
       `  curl -s -H "Authorization: Bearer ${admin}" ${api}/tags`,
       `  curl -s -H "Authorization: Bearer ${runtime}" "${api}/config-server/configs?host=${settings.controllerHostId}&serviceId=petstore&envTag=dev"`,

@@ -3,6 +3,7 @@ import { DatabaseModule } from '#database';
 import { PlatformModule, type PlatformOptions } from '#platform';
 import { TokenBindingModule } from '#token-binding';
 import { ConfigServerModule } from './config-server/config-server.module.js';
+import { ConsoleModule } from './console/console.module.js';
 import { EntityTagModule } from './catalog/entity-tag.module.js';
 import { EventsModule } from './events/events.module.js';
 import { RegistryModule } from './registry/registry.module.js';
@@ -33,6 +34,7 @@ export class ApiModule {
         EntityTagModule,
         EventsModule,
         RegistryModule,
+        ConsoleModule,
         ConfigServerModule,
         // Dev mode and TOKEN_ISSUER_KEY_FILE turn the built-in issuer on (DESIGN 10).
         ...(options.settings.devMode || options.settings.tokenIssuer.keyFile !== undefined ? [TokenIssuerModule] : []),

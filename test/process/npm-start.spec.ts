@@ -34,6 +34,18 @@ describe('npm start', () => {
     const api = `http://127.0.0.1:${env.API_PORT}`;
     const controller = `http://127.0.0.1:${env.CONTROLLER_PORT}`;
 
+    // The console URL works as printed: the page, and the admin token in its fragment (never in a query).
+    const [, consoleUrl, consoleToken] = npm.output().match(/^ {2}(http:\S+\/console)#token=(\S+)$/m) ?? [];
+    expect(consoleUrl).toBe(`http://localhost:${env.API_PORT}/console`);
+    expect(consoleToken).toBe(admin);
+    const page = await fetch(`${api}/console`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const instances = await fetch(`${api}/registry/instances`, {
+      headers: { authorization: `Bearer ${consoleToken}` },
+    });
+    expect(instances.status).toBe(200);
+
     // The README's tagMatch=all example, pasted as is (only the port differs), finds the schema it tagged.
     const readme = readFileSync('README.md', 'utf8');
     const start = readme.indexOf('# Two tags to filter by');

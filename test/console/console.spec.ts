@@ -1,0 +1,308 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import type { Browser, Page } from 'playwright-core';
+import { call, listenApi, unique, type ListeningApi } from '../support/api.js';
+import { describeInBrowser, launchChromium, PAGE_TIMEOUT_MS, pageErrors } from '../support/browser.js';
+import { RpcClient, startController, type TestController } from '../support/controller.js';
+import { callers, token, UNTRUSTED } from '../support/tokens.js';
+
+/** The operator console (DESIGN 13) in headless Chromium, against the real api and controller. */
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+/** `CONSOLE_SCREENSHOTS=1` rewrites docs/console/*.png from this run. */
+const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === '1';
+const LIVE_MS = 2000;
+
+interface AxeViolation {
+  readonly id: string;
+  readonly impact: string | null;
+  readonly help: string;
+  readonly nodes: readonly { target: readonly string[] }[];
+}
+
+describeInBrowser('the operator console in headless Chromium', () => {
+  let api: ListeningApi;
+  let controller: TestController;
+  let browser: Browser;
+  let operator: string;
+
+  beforeAll(async () => {
+    controller = await startController();
+    api = await listenApi({ CONTROLLER_HOST_ID: controller.hostId });
+    browser = await launchChromium();
+    operator = await token({ sub: 'ops-alice', scope: 'portal.r portal.w portal.admin' });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await api?.close();
+    await controller?.close();
+  });
+
+  /** A page signed in through the URL fragment, as `npm start` prints it, at the given view. */
+  async function signedIn(view: string, jwt = operator, viewport = { width: 1280, height: 800 }): Promise<Page> {
+    const page = await browser.newPage({ viewport });
+    page.setDefaultTimeout(PAGE_TIMEOUT_MS);
+    await page.goto(`${api.url}/console#token=${jwt}`);
+    await page.getByRole('heading', { name: 'Tags', level: 1 }).waitFor();
+    if (view !== 'Tags') await page.getByRole('link', { name: view }).click();
+    await page.getByRole('heading', { name: view, level: 1 }).waitFor();
+    return page;
+  }
+
+  async function expectAccessible(page: Page): Promise<void> {
+    // Evaluated over the DevTools protocol, which the page's CSP (no inline script) does not govern.
+    await page.evaluate(AXE_SOURCE);
+    // Strings, not functions: this file is compiled without the DOM library.
+    const violations = await page.evaluate<AxeViolation[]>('axe.run().then((result) => result.violations)');
+    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(serious.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual(
+      [],
+    );
+  }
+
+  async function screenshot(page: Page, name: string): Promise<void> {
+    if (SCREENSHOTS) await page.screenshot({ path: `docs/console/${name}.png`, fullPage: false });
+  }
+
+  it('is served with a strict CSP, no inline script and nothing from another origin', async () => {
+    const index = await call(api, 'GET', '/console');
+    expect(index.statusCode).toBe(200);
+    expect(index.headers['content-type']).toBe('text/html; charset=utf-8');
+    const csp = String(index.headers['content-security-policy']);
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).not.toContain('unsafe');
+    expect(index.body).not.toMatch(/<script>|<script [^>]*>[^<]/);
+    expect(index.body).not.toMatch(/https?:\/\//);
+    const module = await call(api, 'GET', '/console/main.js');
+    expect(module.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    const missing = await call(api, 'GET', '/console/nope.js');
+    expect(missing.statusCode).toBe(404);
+    expect(missing.headers['content-type']).toContain('application/problem+json');
+  });
+
+  it('signs in from the URL fragment, removes the token from it, and signs in by pasting', async () => {
+    const page = await signedIn('Tags');
+    const errors = pageErrors(page);
+    expect(page.url()).not.toContain('token=');
+    expect(page.url()).toMatch(/\/console#\/tags$/);
+    expect(await page.getByText('ops-alice').count()).toBe(1);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    await page.getByLabel('Bearer token').fill(operator);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Tags', level: 1 }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { name: 'Tags', level: 1 }).waitFor();
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('shows a refused token in words on the sign-in page', async () => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(PAGE_TIMEOUT_MS);
+    const forged = await token({ sub: 'mallory', scope: 'portal.r' }, { key: UNTRUSTED });
+    await page.goto(`${api.url}/console#token=${forged}`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await page.getByRole('alert').textContent()).toMatch(/^The api refused the token: .+/);
+    await page.close();
+  });
+
+  it('creates, finds, edits (a stale edit shows the 412 in words) and deletes a tag, with usage counts', async () => {
+    const name = unique('console');
+    const page = await signedIn('Tags');
+    const errors = pageErrors(page);
+    await page.getByRole('button', { name: 'New tag' }).click();
+    await page.getByLabel('Name', { exact: true }).fill(name);
+    await page.getByLabel('Description', { exact: true }).fill('made in the console');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByLabel('Search name or description').fill(name);
+    await page.getByRole('button', { name: 'Search' }).click();
+    const row = page.getByRole('row', { name: new RegExp(name) });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('unused');
+
+    // The database holds what the page wrote, as the operator.
+    const listed = await call(api, 'GET', `/tags?tagName=${name}`, { token: operator });
+    const created = listed.json<{ tags: { tagId: string; tagDesc: string; updateUser: string }[] }>().tags[0];
+    expect(created).toMatchObject({ tagDesc: 'made in the console', updateUser: 'ops-alice' });
+    const tagId = created?.tagId ?? '';
+
+    // Usage: a schema tagged with it is counted after a refresh.
+    const schemaId = unique('cs').replace(/-/g, '').slice(0, 22);
+    expect(
+      (await call(api, 'POST', '/schemas', { token: operator, body: { schemaId, schemaName: 'c', tagIds: [tagId] } }))
+        .statusCode,
+    ).toBe(201);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('cell', { name: 'schema 1' }).waitFor();
+    await page.getByRole('button', { name: `Entities of ${name}` }).click();
+    await page.getByText(`schema ${schemaId}`).waitFor();
+
+    // Someone else edits it meanwhile: saving the stale form shows the api's 412 detail.
+    await page.getByRole('button', { name: `Edit ${name}` }).click();
+    const other = await call(api, 'PUT', `/tags/${tagId}`, {
+      token: operator,
+      body: { tagName: name, tagDesc: 'changed elsewhere' },
+    });
+    expect(other.statusCode).toBe(200);
+    await page.getByLabel('Description', { exact: true }).fill('my stale edit');
+    await page.getByRole('button', { name: 'Save' }).click();
+    const stale = page.getByRole('alert');
+    await stale.waitFor();
+    expect(await stale.textContent()).toMatch(/version/i);
+    expect((await call(api, 'GET', `/tags/${tagId}`, { token: operator })).json()).toMatchObject({
+      tagDesc: 'changed elsewhere',
+    });
+
+    // After a refresh the edit applies to the current version.
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('button', { name: `Edit ${name}` }).click();
+    await page.getByLabel('Description', { exact: true }).fill('fixed in the console');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: 'fixed in the console' }).waitFor();
+
+    // A duplicate name is refused with the api's words, not a blank page.
+    await page.getByRole('button', { name: 'New tag' }).click();
+    await page.getByLabel('Name', { exact: true }).fill(name.toUpperCase());
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toMatch(/exists/i);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+
+    await screenshot(page, 'tags');
+    await expectAccessible(page);
+
+    await page.getByRole('button', { name: `Delete ${name}` }).click();
+    await page.getByText(`Delete the tag “${name}”?`).waitFor();
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByText('No tags match.').waitFor();
+    expect((await call(api, 'GET', `/tags/${tagId}`, { token: operator })).statusCode).toBe(404);
+    expect(errors.filter((e) => !/status of (409|412)/.test(e))).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it('opens a config layer: the merged result names each key’s layer, and an edit saves with If-Match', async () => {
+    const host = controller.hostId;
+    const serviceId = unique('cfg');
+    const layer = (envTag?: string): string =>
+      `/config-server/admin/properties?host=${host}&serviceId=${serviceId}${envTag ? `&envTag=${envTag}` : ''}`;
+    const put = (url: string, properties: Record<string, unknown>) =>
+      call(api, 'PUT', url, { token: operator, body: { properties } });
+    expect((await put(layer(), { 'server.port': 8080, 'server.name': 'base' })).statusCode).toBe(200);
+    expect((await put(layer('prod'), { 'server.port': 8443 })).statusCode).toBe(200);
+
+    const page = await signedIn('Config');
+    await page.getByLabel('Host', { exact: true }).fill(host);
+    await page.getByRole('button', { name: 'List layers' }).click();
+    await page.getByRole('button', { name: `Open service ${serviceId} · env prod (host ${host})` }).click();
+    const port = page.getByRole('row', { name: /server\.port/ });
+    await port.waitFor();
+    expect(await port.textContent()).toContain('8443');
+    expect(await port.textContent()).toContain(`service ${serviceId} · env prod`);
+    expect(await page.getByRole('row', { name: /server\.name/ }).textContent()).toContain(
+      `service ${serviceId} · all environments`,
+    );
+
+    // A stale save shows the 412 in words; the layer keeps the other writer's value.
+    expect((await put(layer('prod'), { 'server.port': 9000 })).statusCode).toBe(200);
+    await page.getByLabel(/^Properties/).fill(JSON.stringify({ 'server.port': 9443 }));
+    await page.getByRole('button', { name: 'Save layer' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toMatch(/version|changed|match/i);
+    const kept = await call(api, 'GET', layer('prod'), { token: operator });
+    expect(kept.json<{ properties: unknown }>().properties).toEqual({ 'server.port': 9000 });
+
+    // Reopened, the edit lands.
+    await page.getByRole('button', { name: `Open service ${serviceId} · env prod (host ${host})` }).click();
+    await page.getByRole('row', { name: /9000/ }).waitFor();
+    await page.getByLabel(/^Properties/).fill(JSON.stringify({ 'server.port': 9443 }));
+    await page.getByRole('button', { name: 'Save layer' }).click();
+    await page.getByRole('row', { name: /9443/ }).waitFor();
+    const saved = await call(api, 'GET', layer('prod'), { token: operator });
+    expect(saved.json<{ properties: unknown }>().properties).toEqual({ 'server.port': 9443 });
+
+    await screenshot(page, 'config');
+    await expectAccessible(page);
+    await page.close();
+  }, 60_000);
+
+  it('shows an instance within two seconds of its registration and drops it when its socket closes', async () => {
+    const serviceId = unique('inst');
+    const page = await signedIn('Instances');
+    await page.getByText('Live', { exact: true }).waitFor();
+    const jwt = await token({ sub: 'rt', sid: serviceId, host: controller.hostId, env: 'prod' });
+    const runtime = await RpcClient.connect(controller.wsUrl, { token: jwt });
+    const registered = await runtime.call('service/register', {
+      serviceId,
+      envTag: 'prod',
+      version: '2.0.1',
+      protocol: 'https',
+      address: '10.0.0.7',
+      port: 8443,
+    });
+    expect(registered.result).toMatchObject({ status: 'registered' });
+    const started = Date.now();
+    const row = page.getByRole('row', { name: new RegExp(serviceId) });
+    await row.waitFor({ timeout: LIVE_MS });
+    expect(Date.now() - started).toBeLessThan(LIVE_MS);
+    expect(await row.textContent()).toContain('https://10.0.0.7:8443');
+    await screenshot(page, 'instances');
+    await expectAccessible(page);
+
+    runtime.socket.close();
+    await row.waitFor({ state: 'detached', timeout: LIVE_MS });
+    await page.close();
+  }, 30_000);
+
+  it('follows the change feed: a tag write appears in Events', async () => {
+    const page = await signedIn('Events');
+    await page.getByText('Live', { exact: true }).waitFor();
+    const name = unique('feed');
+    expect((await call(api, 'POST', '/tags', { token: operator, body: { tagName: name } })).statusCode).toBe(201);
+    const row = page.getByRole('row', { name: new RegExp(name) });
+    await row.waitFor({ timeout: 5000 });
+    expect(await row.textContent()).toContain('ops-alice');
+    await screenshot(page, 'events');
+    await expectAccessible(page);
+    await page.close();
+  }, 30_000);
+
+  it('offers a token without portal.admin no admin view and a reader no write action', async () => {
+    const page = await signedIn('Tags', await callers.reader('h-reader'));
+    const views = await page.getByRole('navigation', { name: 'Views' }).getByRole('link').allTextContents();
+    expect(views).toEqual(['Tags', 'Events']);
+    expect(await page.getByRole('button', { name: 'New tag' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /^(Edit|Delete) / }).count()).toBe(0);
+    // Going to an admin view by address shows the first allowed view instead.
+    await page.goto(`${api.url}/console#/instances`);
+    await page.getByRole('heading', { name: 'Tags', level: 1 }).waitFor();
+    await expectAccessible(page);
+    await page.close();
+  });
+
+  it('works at a phone’s width: no sideways scrolling of the page', async () => {
+    const page = await signedIn('Tags', operator, { width: 390, height: 844 });
+    const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    expect(overflow as number).toBeLessThanOrEqual(0);
+    await expectAccessible(page);
+    await page.close();
+  });
+
+  it('shows a reconnecting state, not a blank page, when the api goes away', async () => {
+    const own = await listenApi({ CONTROLLER_HOST_ID: controller.hostId });
+    const page = await browser.newPage();
+    page.setDefaultTimeout(PAGE_TIMEOUT_MS);
+    await page.goto(`${own.url}/console#token=${operator}`);
+    await page.getByRole('link', { name: 'Instances' }).click();
+    await page.getByText('Live', { exact: true }).waitFor();
+    await own.close();
+    await page.getByText('Connection lost — reconnecting…').waitFor();
+    expect(await page.getByRole('heading', { name: 'Instances', level: 1 }).count()).toBe(1);
+    await page.close();
+  });
+});
