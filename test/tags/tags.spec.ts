@@ -181,6 +181,10 @@ describe('GET /tags', () => {
     expect(page.tags.map((t) => t.tagName)).toEqual([`${host}-Bravo`, `${host}-charlie`]);
     const past = await list('offset=10');
     expect(past).toEqual({ total: 5, tags: [] });
+    // A host-bound reader's total is counted in two parts (its host's tags, then the global ones).
+    const reader = await callers.reader(host);
+    expect((await list('limit=2&offset=1', reader)).total).toBe(5);
+    expect(await list('offset=10', reader)).toEqual({ total: 5, tags: [] });
   });
 
   it('defaults to 20 per page sorted by name, case-insensitively', async () => {

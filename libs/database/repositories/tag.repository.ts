@@ -29,10 +29,10 @@ export interface TagFilter {
   readonly hostId?: string;
 }
 
-// Reads by id and creates are the hot paths (bench/ auth, peer): one statement each, without TypeORM's
-// query building and hydration.
-const SELECT_TAG =
-  'select tag_id, host_id, tag_name, tag_desc, update_user, update_ts, aggregate_version from tag where tag_id = $1';
+// Reads by id, lists and creates are the hot paths (bench/ auth, peer): one statement each, without
+// TypeORM's query building and hydration.
+const TAG_COLUMNS = 't.tag_id, t.host_id, t.tag_name, t.tag_desc, t.update_user, t.update_ts, t.aggregate_version';
+const SELECT_TAG = `select ${TAG_COLUMNS} from tag t where t.tag_id = $1`;
 
 const INSERT_TAG =
   'insert into tag (tag_id, host_id, tag_name, tag_desc, update_user, update_ts, aggregate_version) values ($1, $2, $3, $4, $5, $6, $7)';
@@ -101,27 +101,59 @@ export class TagRepository extends BaseRepository {
     await this.manager.getRepository(Tag).delete({ tagId });
   }
 
+  /**
+   * One page and the total in one statement: the count is an uncorrelated subquery, which PostgreSQL
+   * evaluates once (an InitPlan) in the same round trip. Only an empty page past the end needs a second.
+   */
   async page(
     filter: TagFilter,
     sort: readonly SortOrder<TagSortKey>[],
     offset: number,
     limit: number,
   ): Promise<{ total: number; tags: Tag[] }> {
-    const select = whereInScope(this.manager.getRepository(Tag).createQueryBuilder('t'), filter.scope, 't.host_id');
-    if (filter.tagName !== undefined) select.andWhere('t.tag_name ilike :tagName', { tagName: filter.tagName });
-    if (filter.tagDesc !== undefined) select.andWhere('t.tag_desc ilike :tagDesc', { tagDesc: filter.tagDesc });
-    if (filter.hostId !== undefined) select.andWhere('t.host_id = :hostId', { hostId: filter.hostId });
-    if (filter.q !== undefined) select.andWhere('(t.tag_name ilike :q or t.tag_desc ilike :q)', { q: filter.q });
-    // count(*) rather than getManyAndCount's count(distinct tag_id); both statements run at once.
-    const count = select.clone().select('count(*)::int', 'total');
-    for (const { key, descending } of sort) select.addOrderBy(SORT_COLUMNS[key], descending ? 'DESC' : 'ASC');
+    const parameters: unknown[] = [];
+    const param = (value: unknown): string => `$${parameters.push(value)}`;
+    const rest: string[] = [];
+    if (filter.tagName !== undefined) rest.push(`t.tag_name ilike ${param(filter.tagName)}`);
+    if (filter.tagDesc !== undefined) rest.push(`t.tag_desc ilike ${param(filter.tagDesc)}`);
+    if (filter.hostId !== undefined) rest.push(`t.host_id = ${param(filter.hostId)}`);
+    if (filter.q !== undefined) {
+      const q = param(filter.q);
+      rest.push(`(t.tag_name ilike ${q} or t.tag_desc ilike ${q})`);
+    }
+    const where = (conditions: readonly string[]): string =>
+      conditions.length === 0 ? '' : `where ${conditions.join(' and ')}`;
+    const countWhere = (conditions: readonly string[]): string =>
+      `(select count(*)::int from tag t ${where(conditions)})`;
+    const { scope } = filter;
+    let visible: string[];
+    let counting: string;
+    if (scope.allHosts) {
+      visible = rest;
+      counting = countWhere(rest);
+    } else if (scope.host === null) {
+      visible = ['t.host_id is null', ...rest];
+      counting = countWhere(visible);
+    } else {
+      const host = param(scope.host);
+      visible = [`(t.host_id is null or t.host_id = ${host})`, ...rest];
+      // Two disjoint counts, each an index condition on ix_tag_host_id, cost what an unfiltered count
+      // does; the OR form filters every row of the table (5.0 vs 3.3 ms at 40,000 tags).
+      counting = `${countWhere([`t.host_id = ${host}`, ...rest])} + ${countWhere(['t.host_id is null', ...rest])}`;
+    }
+    const order = sort.map(({ key, descending }) => `${SORT_COLUMNS[key]} ${descending ? 'desc' : 'asc'}`);
     // The id breaks ties so paging is stable even when sort keys repeat.
-    if (!sort.some((s) => s.key === 'tagId')) select.addOrderBy('t.tag_id', 'ASC');
-    const [tags, counted] = await Promise.all([
-      select.offset(offset).limit(limit).getMany(),
-      count.getRawOne<{ total: number }>(),
-    ]);
-    return { total: counted?.total ?? 0, tags };
+    if (!sort.some((s) => s.key === 'tagId')) order.push('t.tag_id asc');
+    const countParameters = parameters.slice();
+    const rows = await this.manager.query<(TagRow & { total: number })[]>(
+      `select ${TAG_COLUMNS}, ${counting} as total from tag t ${where(visible)}
+       order by ${order.join(', ')} offset ${param(offset)} limit ${param(limit)}`,
+      parameters,
+    );
+    if (rows[0] !== undefined) return { total: rows[0].total, tags: rows.map(tagOf) };
+    if (offset === 0) return { total: 0, tags: [] };
+    const [counted] = await this.manager.query<{ total: number }[]>(`select ${counting} as total`, countParameters);
+    return { total: counted?.total ?? 0, tags: [] };
   }
 
   /**
