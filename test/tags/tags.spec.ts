@@ -36,6 +36,21 @@ async function rowOf(tagId: string): Promise<Record<string, unknown> | undefined
 }
 
 describe('POST /tags', () => {
+  it('writes the tag and its change event in one statement (its own transaction)', async () => {
+    const name = unique('one');
+    const { result, queries } = await sqlDuring(() =>
+      call(api, 'POST', '/tags', { token: admin, body: { tagName: name } }),
+    );
+    expect(result.statusCode).toBe(201);
+    expect(queries).toBe(1);
+    const tagId = result.json<TagBody>().tagId;
+    const events = await db.query<{ type: string }[]>(
+      `select type from change_event where data->>'tagId' = $1 order by seq`,
+      [tagId],
+    );
+    expect(events).toEqual([{ type: 'tag.created' }]);
+  });
+
   it('creates a tag with a generated 22-char id, Location, ETag and audit fields', async () => {
     const name = unique('pii');
     const before = Date.now();

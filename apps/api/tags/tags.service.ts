@@ -51,14 +51,12 @@ export class TagsService {
       aggregateVersion: 1,
     });
     const view = toTagView(tag);
-    await this.work.run(async (tx) => {
-      try {
-        await this.tags.in(tx).insert(tag);
-      } catch (error) {
-        throw duplicateTag(error, tag);
-      }
-      await this.events.in(tx).append([changeEvent('tag.created', principal, hostId, view)]);
-    });
+    // One statement (the insert and its change event): its own transaction, no BEGIN/COMMIT round trips.
+    try {
+      await this.events.recorded(this.tags.insertStatement(tag), [changeEvent('tag.created', principal, hostId, view)]);
+    } catch (error) {
+      throw duplicateTag(error, tag);
+    }
     return view;
   }
 

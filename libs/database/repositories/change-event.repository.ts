@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ControlSession } from '../control-session.js';
 import type { ChangeEventType } from '../entities/change-event.entity.js';
-import { afterCommit, BaseRepository, type HostScope } from '../repository.js';
+import { afterCommit, BaseRepository, duplicateKeyOf, type HostScope } from '../repository.js';
 
 /** Channel that wakes long-polling readers after commits with events (sent by FeedWaker). */
 export const EVENTS_CHANNEL = 'bindery_events';
@@ -13,12 +13,23 @@ export const EVENTS_CHANNEL = 'bindery_events';
 const FEED_LOCK = 7_243_003;
 
 // The lock comes first (the join yields no row before it is held), then each event's seq in array order.
-const APPEND = `
+/** The append, its parameters numbered from `$first` (so it can follow a write's own parameters). */
+const appendSql = (first: number): string => {
+  const [lock, types, actors, hosts, data] = [0, 1, 2, 3, 4].map((i) => `$${first + i}`);
+  return `
   insert into change_event (seq, type, actor, host_id, data)
   select nextval('change_event_seq'), e.type, e.actor, e.host_id, e.data
-  from (select pg_advisory_xact_lock_shared($1)) l,
-       unnest($2::varchar[], $3::varchar[], $4::varchar[], $5::jsonb[]) with ordinality as e(type, actor, host_id, data, n)
+  from (select pg_advisory_xact_lock_shared(${lock})) l,
+       unnest(${types}::varchar[], ${actors}::varchar[], ${hosts}::varchar[], ${data}::jsonb[]) with ordinality as e(type, actor, host_id, data, n)
   order by e.n`;
+};
+const APPEND = appendSql(1);
+
+/** One data-modifying statement and its parameters, as a repository builds it for `ChangeEventRepository.recorded`. */
+export interface WriteStatement {
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+}
 
 // A SELECT at the top (the CTEs run to completion regardless), so the driver answers rows, not a count.
 const PRUNE = `
@@ -50,6 +61,16 @@ export interface StoredChangeEvent {
  * NOTIFY in flight per process, and one more if commits came meanwhile. Sent after the commit on the
  * control session, never inside the write: NOTIFY in a transaction takes a database-wide lock at commit.
  */
+function appendParameters(events: readonly NewChangeEvent[]): unknown[] {
+  return [
+    FEED_LOCK,
+    events.map((e) => e.type),
+    events.map((e) => e.actor),
+    events.map((e) => e.hostId),
+    events.map((e) => JSON.stringify(e.data)),
+  ];
+}
+
 class FeedWaker {
   private sending = false;
   private again = false;
@@ -95,14 +116,25 @@ export class ChangeEventRepository extends BaseRepository {
     if (this.manager.queryRunner?.isTransactionActive !== true) {
       throw new Error('change events are appended inside the transaction of their change');
     }
-    await this.manager.query(APPEND, [
-      FEED_LOCK,
-      events.map((e) => e.type),
-      events.map((e) => e.actor),
-      events.map((e) => e.hostId),
-      events.map((e) => JSON.stringify(e.data)),
-    ]);
+    await this.manager.query(APPEND, appendParameters(events));
     if (this.tx !== undefined) afterCommit(this.tx, () => this.waker.wake());
+  }
+
+  /**
+   * `write` and its events as one statement, so one implicit transaction: a single-row write needs no
+   * BEGIN/COMMIT round trips (4 statements become 1). A unique violation surfaces as `DuplicateKeyError`.
+   */
+  async recorded(write: WriteStatement, events: readonly NewChangeEvent[]): Promise<void> {
+    if (this.tx !== undefined) throw new Error('recorded() is its own transaction; inside one, use append()');
+    try {
+      await this.manager.query(`with written as (${write.sql}) ${appendSql(write.parameters.length + 1)}`, [
+        ...write.parameters,
+        ...appendParameters(events),
+      ]);
+    } catch (error) {
+      throw duplicateKeyOf(error);
+    }
+    this.waker.wake();
   }
 
   /**

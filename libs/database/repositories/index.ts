@@ -20,4 +20,5 @@ export {
   EVENTS_CHANNEL,
   type NewChangeEvent,
   type StoredChangeEvent,
+  type WriteStatement,
 } from './change-event.repository.js';

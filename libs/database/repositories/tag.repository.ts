@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type SelectQueryBuilder } from 'typeorm';
 import { Tag } from '../entities/tag.entity.js';
+import type { WriteStatement } from './change-event.repository.js';
 import { BaseRepository, duplicateKeyOf, whereInScope, type HostScope } from '../repository.js';
 
 export const TAG_SORT_KEYS = ['tagName', 'tagDesc', 'updateTs', 'tagId'] as const;
@@ -47,6 +48,10 @@ interface TagRow {
   readonly aggregate_version: number;
 }
 
+function tagParameters(tag: Tag): unknown[] {
+  return [tag.tagId, tag.hostId, tag.tagName, tag.tagDesc, tag.updateUser, tag.updateTs, tag.aggregateVersion];
+}
+
 function tagOf(row: TagRow): Tag {
   return Object.assign(new Tag(), {
     tagId: row.tag_id,
@@ -66,20 +71,9 @@ export class TagRepository extends BaseRepository {
     super(db);
   }
 
-  async insert(tag: Tag): Promise<void> {
-    try {
-      await this.manager.query(INSERT_TAG, [
-        tag.tagId,
-        tag.hostId,
-        tag.tagName,
-        tag.tagDesc,
-        tag.updateUser,
-        tag.updateTs,
-        tag.aggregateVersion,
-      ]);
-    } catch (error) {
-      throw duplicateKeyOf(error);
-    }
+  /** The insert of `tag` as a statement, for a write recorded with its change event in one statement. */
+  insertStatement(tag: Tag): WriteStatement {
+    return { sql: INSERT_TAG, parameters: tagParameters(tag) };
   }
 
   /** The tag, or null; `lock` holds its row (FOR UPDATE) until the transaction ends. */
