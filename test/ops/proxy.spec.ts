@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { get, type IncomingMessage } from 'node:http';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,6 +68,42 @@ describeIt('deploy/nginx.conf in front of the apps', () => {
     expect(res.status).toBe(200);
     const line = api.logs.lines.find((l) => (l.req as { id?: string } | undefined)?.id === 'via-proxy-1');
     expect((line?.req as { remoteAddress?: string }).remoteAddress).toBe('127.0.0.1');
+  });
+
+  it('passes the registry event stream through unbuffered, and serves the console with its CSP', async () => {
+    const admin = await callers.admin();
+    const received: string[] = [];
+    const request = get(`${apiUrl}/registry/changes`, { headers: { authorization: `Bearer ${admin}` } });
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      request.once('response', resolve);
+      request.once('error', reject);
+    });
+    try {
+      expect(response.statusCode).toBe(200);
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => received.push(chunk));
+      const seen = async (text: string): Promise<void> => {
+        const deadline = Date.now() + 2000;
+        while (!received.join('').includes(text)) {
+          if (Date.now() > deadline) throw new Error(`no "${text}" through the proxy within 2 s`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      // Each small event must arrive through the proxy as it happens, not when the response ends.
+      await seen('event: ready');
+      const serviceId = unique('via-proxy');
+      const runtime = await RpcClient.connect(controller.wsUrl, {
+        token: await token({ sub: 'rt', sid: serviceId, host: controller.hostId }),
+      });
+      await runtime.call('service/register', { serviceId });
+      await seen(`"serviceId":"${serviceId}"`);
+      runtime.socket.close();
+    } finally {
+      request.destroy();
+    }
+    const page = await fetch(`${apiUrl}/console`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
   });
 
   it('lets the api answer an oversized body itself (413 problem+json, not an nginx page)', async () => {
