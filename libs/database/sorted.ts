@@ -5,5 +5,5 @@ export function sortedRecord<T>(entries: Iterable<readonly [string, T]>): Record
   const sorted = [...entries].sort(([a], [b]) => compareKeys(a, b));
   // fromEntries defines own properties (a name such as `__proto__` never reaches the prototype) and, unlike
   // defineProperty per key, keeps a fast-mode object: building and serialising a 100-key map 35 % faster.
-  return Object.fromEntries(sorted) as Record<string, T>;
+  return Object.fromEntries(sorted);
 }
