@@ -29,8 +29,7 @@ export class ConsoleController {
 
   @Get(':file')
   file(@Param('file') file: string, @Res() reply: FastifyReply): void {
-    // `/console/` (empty name) is the page too; a redirect would do, but keeps nothing a direct answer lacks.
-    this.send(reply, file === '' ? 'index.html' : file);
+    this.send(reply, file);
   }
 
   private send(reply: FastifyReply, name: string): void {
