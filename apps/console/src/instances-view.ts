@@ -41,40 +41,46 @@ export function instancesView(root: HTMLElement, context: ViewContext): void {
   const list = h('div', { class: 'list', 'aria-live': 'polite' });
   let timer: number | undefined;
 
+  // Live once a read succeeded: the stream below triggers every later read.
   const load = (): Promise<void> =>
-    loadWithRetry(context, errors, async () => {
-      const { body } = await request<InstancePage>(
-        identity.token,
-        'GET',
-        `/registry/instances${query({ status: status.value, limit: LIMIT })}`,
-        {
-          signal: context.signal,
-        },
-      );
-      const rows = body.instances.map((instance) => [
-        h('span', { class: 'name' }, instance.serviceId),
-        instance.envTag ?? '—',
-        instance.hostId,
-        instance.address === null
-          ? '—'
-          : `${instance.protocol ?? ''}${instance.protocol ? '://' : ''}${instance.address}:${instance.port ?? ''}`,
-        instance.version ?? '—',
-        h('span', { class: `status ${instance.status}` }, instance.status),
-        time(instance.connectedTs),
-        instance.disconnectedTs === null ? time(instance.lastSeenTs) : `gone ${time(instance.disconnectedTs)}`,
-        h('code', {}, instance.runtimeInstanceId),
-      ]);
-      replace(
-        list,
-        body.total === 0
-          ? h('p', {}, 'No instances.')
-          : table(
-              `${body.total} instance${body.total === 1 ? '' : 's'}${body.total > LIMIT ? ` (the first ${LIMIT})` : ''}`,
-              ['Service', 'Env', 'Host', 'Address', 'Version', 'State', 'Connected', 'Last seen', 'Instance id'],
-              rows,
-            ),
-      );
-    }).then(() => context.setConnection('live'));
+    loadWithRetry(
+      context,
+      errors,
+      async () => {
+        const { body } = await request<InstancePage>(
+          identity.token,
+          'GET',
+          `/registry/instances${query({ status: status.value, limit: LIMIT })}`,
+          {
+            signal: context.signal,
+          },
+        );
+        const rows = body.instances.map((instance) => [
+          h('span', { class: 'name' }, instance.serviceId),
+          instance.envTag ?? '—',
+          instance.hostId,
+          instance.address === null
+            ? '—'
+            : `${instance.protocol ?? ''}${instance.protocol ? '://' : ''}${instance.address}:${instance.port ?? ''}`,
+          instance.version ?? '—',
+          h('span', { class: `status ${instance.status}` }, instance.status),
+          time(instance.connectedTs),
+          instance.disconnectedTs === null ? time(instance.lastSeenTs) : `gone ${time(instance.disconnectedTs)}`,
+          h('code', {}, instance.runtimeInstanceId),
+        ]);
+        replace(
+          list,
+          body.total === 0
+            ? h('p', {}, 'No instances.')
+            : table(
+                `${body.total} instance${body.total === 1 ? '' : 's'}${body.total > LIMIT ? ` (the first ${LIMIT})` : ''}`,
+                ['Service', 'Env', 'Host', 'Address', 'Version', 'State', 'Connected', 'Last seen', 'Instance id'],
+                rows,
+              ),
+        );
+      },
+      'live',
+    );
 
   const reload = (): void => {
     window.clearTimeout(timer);

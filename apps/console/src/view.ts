@@ -18,19 +18,20 @@ export type View = (root: HTMLElement, context: ViewContext) => void;
 const RETRY_MS = 2000;
 
 /**
- * Runs `load` until it succeeds: a lost connection shows the reconnecting state and retries; a refused
- * token signs out; any other failure is shown in `errors` in the api's words.
+ * Runs `load` until it succeeds, then shows `loaded` as the connection state: a lost connection shows the
+ * reconnecting state and retries; a refused token signs out; any other failure is shown in `errors` in the api's words.
  */
 export async function loadWithRetry(
   context: ViewContext,
   errors: HTMLElement,
   load: () => Promise<void>,
+  loaded: ConnectionState = 'idle',
 ): Promise<void> {
   while (!context.signal.aborted) {
     try {
       await load();
       replace(errors);
-      context.setConnection('idle');
+      context.setConnection(loaded);
       return;
     } catch (error) {
       if (context.signal.aborted) return;
