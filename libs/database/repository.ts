@@ -61,6 +61,21 @@ export function duplicateKeyOf(error: unknown): unknown {
  */
 export type HostScope = { readonly allHosts: true } | { readonly allHosts: false; readonly host: string | null };
 
+/** Binds `value` as the next parameter of `parameters`; returns its placeholder (`$n`). */
+export function bind(parameters: unknown[], value: unknown): string {
+  return `$${parameters.push(value)}`;
+}
+
+/**
+ * The rows of `scope` as a raw SQL condition on `column` (`and `-prefixed, or empty for every host), its
+ * host bound into `parameters`: the statement form of `whereInScope`.
+ */
+export function scopeCondition(scope: HostScope, column: string, parameters: unknown[]): string {
+  if (scope.allHosts) return '';
+  if (scope.host === null) return `and ${column} is null`;
+  return `and (${column} is null or ${column} = ${bind(parameters, scope.host)})`;
+}
+
 /** Restricts a query to the rows of `scope`; `column` is the alias-qualified host id column. */
 export function whereInScope<T extends ObjectLiteral>(
   query: SelectQueryBuilder<T>,

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { EntityTag } from '../entities/entity-tag.entity.js';
 import { Tag } from '../entities/tag.entity.js';
-import { BaseRepository, whereInScope, type HostScope } from '../repository.js';
+import { BaseRepository, bind, scopeCondition, whereInScope, type HostScope } from '../repository.js';
 import type { EntityTable } from './entity.repository.js';
 
 /**
@@ -187,18 +187,11 @@ export class EntityLinkRepository extends BaseRepository {
     first: readonly unknown[],
   ): { sql: string; parameters: unknown[] } {
     const parameters: unknown[] = [...first];
-    const param = (value: unknown): string => {
-      parameters.push(value);
-      return `$${parameters.length}`;
-    };
-    const types = param(tables.map((t) => t.entityType));
-    let visible = '';
-    if (!scope.allHosts) {
-      visible =
-        scope.host === null
-          ? 'and et.entity_host_id is null'
-          : `and (et.entity_host_id is null or et.entity_host_id = ${param(scope.host)})`;
-    }
+    const types = bind(
+      parameters,
+      tables.map((t) => t.entityType),
+    );
+    const visible = scopeCondition(scope, 'et.entity_host_id', parameters);
     return {
       sql: `select et.tag_id, et.entity_type, et.entity_id from entity_tag et
         where ${where} and et.entity_type = any(${types}::varchar[]) ${visible}`,

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type SelectQueryBuilder } from 'typeorm';
 import { Tag } from '../entities/tag.entity.js';
 import type { WriteStatement } from './change-event.repository.js';
-import { BaseRepository, duplicateKeyOf, whereInScope, type HostScope } from '../repository.js';
+import { BaseRepository, bind, duplicateKeyOf, scopeCondition, whereInScope, type HostScope } from '../repository.js';
 
 export const TAG_SORT_KEYS = ['tagName', 'tagDesc', 'updateTs', 'tagId'] as const;
 export type TagSortKey = (typeof TAG_SORT_KEYS)[number];
@@ -106,42 +106,32 @@ export class TagRepository extends BaseRepository {
     limit: number,
   ): Promise<{ total: number; tags: Tag[] }> {
     const parameters: unknown[] = [];
-    const param = (value: unknown): string => `$${parameters.push(value)}`;
-    const rest: string[] = [];
-    if (filter.tagName !== undefined) rest.push(`t.tag_name ilike ${param(filter.tagName)}`);
-    if (filter.tagDesc !== undefined) rest.push(`t.tag_desc ilike ${param(filter.tagDesc)}`);
-    if (filter.hostId !== undefined) rest.push(`t.host_id = ${param(filter.hostId)}`);
+    let filters = '';
+    if (filter.tagName !== undefined) filters += ` and t.tag_name ilike ${bind(parameters, filter.tagName)}`;
+    if (filter.tagDesc !== undefined) filters += ` and t.tag_desc ilike ${bind(parameters, filter.tagDesc)}`;
+    if (filter.hostId !== undefined) filters += ` and t.host_id = ${bind(parameters, filter.hostId)}`;
     if (filter.q !== undefined) {
-      const q = param(filter.q);
-      rest.push(`(t.tag_name ilike ${q} or t.tag_desc ilike ${q})`);
+      const q = bind(parameters, filter.q);
+      filters += ` and (t.tag_name ilike ${q} or t.tag_desc ilike ${q})`;
     }
-    const where = (conditions: readonly string[]): string =>
-      conditions.length === 0 ? '' : `where ${conditions.join(' and ')}`;
-    const countWhere = (conditions: readonly string[]): string =>
-      `(select count(*)::int from tag t ${where(conditions)})`;
     const { scope } = filter;
-    let visible: string[];
-    let counting: string;
-    if (scope.allHosts) {
-      visible = rest;
-      counting = countWhere(rest);
-    } else if (scope.host === null) {
-      visible = ['t.host_id is null', ...rest];
-      counting = countWhere(visible);
-    } else {
-      const host = param(scope.host);
-      visible = [`(t.host_id is null or t.host_id = ${host})`, ...rest];
-      // Two disjoint counts, each an index condition on ix_tag_host_id, cost what an unfiltered count
-      // does; the OR form filters every row of the table (5.0 vs 3.3 ms at 40,000 tags).
-      counting = `${countWhere([`t.host_id = ${host}`, ...rest])} + ${countWhere(['t.host_id is null', ...rest])}`;
-    }
+    const visible = `where true ${scopeCondition(scope, 't.host_id', parameters)}${filters}`;
+    const count = (where: string): string => `(select count(*)::int from tag t ${where})`;
+    // A host-bound total as two disjoint counts, each an index condition on ix_tag_host_id, costs what an
+    // unfiltered count does; the OR form filters every row (5.0 vs 3.3 ms at 40,000 all-visible tags).
+    // The host is the parameter scopeCondition bound last.
+    const host = `$${parameters.length}`;
+    const counting =
+      scope.allHosts || scope.host === null
+        ? count(visible)
+        : `${count(`where t.host_id = ${host}${filters}`)} + ${count(`where t.host_id is null${filters}`)}`;
     const order = sort.map(({ key, descending }) => `${SORT_COLUMNS[key]} ${descending ? 'desc' : 'asc'}`);
     // The id breaks ties so paging is stable even when sort keys repeat.
     if (!sort.some((s) => s.key === 'tagId')) order.push('t.tag_id asc');
     const countParameters = parameters.slice();
     const rows = await this.manager.query<(TagRow & { total: number })[]>(
-      `select ${TAG_COLUMNS}, ${counting} as total from tag t ${where(visible)}
-       order by ${order.join(', ')} offset ${param(offset)} limit ${param(limit)}`,
+      `select ${TAG_COLUMNS}, ${counting} as total from tag t ${visible}
+       order by ${order.join(', ')} offset ${bind(parameters, offset)} limit ${bind(parameters, limit)}`,
       parameters,
     );
     if (rows[0] !== undefined) return { total: rows[0].total, tags: rows.map(tagOf) };
@@ -175,14 +165,7 @@ export class TagRepository extends BaseRepository {
    */
   async existingIds(scope: HostScope, ids: readonly string[]): Promise<Set<string>> {
     const parameters: unknown[] = [ids];
-    let visible = '';
-    if (!scope.allHosts) {
-      if (scope.host === null) visible = 'and host_id is null';
-      else {
-        visible = 'and (host_id is null or host_id = $2)';
-        parameters.push(scope.host);
-      }
-    }
+    const visible = scopeCondition(scope, 'host_id', parameters);
     const rows = await this.manager.query<{ tag_id: string }[]>(
       `select tag_id from tag where tag_id = any($1::varchar[]) ${visible} for key share`,
       parameters,
