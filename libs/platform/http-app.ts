@@ -4,7 +4,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Logger } from 'nestjs-pino';
+import { AppLogger, logRequests } from './app-logger.js';
 import { useJsonBodiesOnly } from './json-body.js';
 import { requestId } from './logging.js';
 import { Metrics } from './metrics.js';
@@ -52,11 +52,14 @@ export async function createHttpApp(
   // Nest's parsers (JSON, form, text) are replaced by the one JSON parser with a depth limit.
   const app = await NestFactory.create<NestFastifyApplication>(root, adapter, { bufferLogs: true, bodyParser: false });
   useJsonBodiesOnly(app.getHttpAdapter().getInstance(), largest, options.formRoutes, limitOf);
-  app.useLogger(app.get(Logger));
+  const logger = app.get(AppLogger);
+  app.useLogger(logger);
   // Nest routes Fastify's own errors (bad JSON, body too large) through this filter too.
   app.useGlobalFilters(new ProblemFilter());
   app.useGlobalPipes(validationPipe());
   const metrics = app.get(Metrics);
+  // First, so that every answer below (414, 413, 405 included) has its log line.
+  logRequests(app.getHttpAdapter().getInstance(), logger);
   app
     .getHttpAdapter()
     .getInstance()

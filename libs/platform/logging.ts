@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { RequestMethod, type DynamicModule } from '@nestjs/common';
-import { LoggerModule } from 'nestjs-pino';
 import { scrubSqlMessage } from '#database';
-import { stdSerializers, type DestinationStream } from 'pino';
-import type { Options as PinoHttpOptions } from 'pino-http';
+import { pino, stdSerializers, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { LogLevel } from './settings.js';
 
 /** Paths pino replaces with "[redacted]" in every log line: no line ever contains a token or a secret. */
@@ -78,17 +75,22 @@ export function clientAddress(req: IncomingMessage, trustProxy: boolean): string
   return req.socket.remoteAddress;
 }
 
-export function loggerModule(level: LogLevel, trustProxy: boolean, stream?: DestinationStream): DynamicModule {
-  const options: PinoHttpOptions = {
+/** The request fields every line logged for a request carries (query strings stay out: they may hold ids). */
+interface LoggedRequest {
+  readonly id: string;
+  readonly method: string;
+  readonly url: string;
+  readonly raw: IncomingMessage;
+}
+
+/** The process's root pino logger: JSON lines, secrets redacted, the safe error serializer. */
+export function createRootLogger(level: LogLevel, trustProxy: boolean, stream?: DestinationStream): Logger {
+  const options: LoggerOptions = {
     level,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-    // Fastify already chose the id (and middie copied it onto the raw request): log the same one.
-    genReqId: (req) => (typeof (req as { id?: unknown }).id === 'string' ? (req as { id: string }).id : requestId(req)),
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-    // Query strings stay out of request logs: they may carry ids operators consider private.
     serializers: {
       err: safeError,
-      req: (req: { id: string; method: string; url: string; raw: IncomingMessage }) => ({
+      req: (req: LoggedRequest) => ({
         id: req.id,
         method: req.method,
         url: req.url.split('?')[0],
@@ -96,9 +98,5 @@ export function loggerModule(level: LogLevel, trustProxy: boolean, stream?: Dest
       }),
     },
   };
-  return LoggerModule.forRoot({
-    pinoHttp: stream ? [options, stream] : options,
-    // nestjs-pino on platform-fastify logs nothing with its default pattern (docs/decisions.md).
-    forRoutes: [{ path: '{*splat}', method: RequestMethod.ALL }],
-  });
+  return stream === undefined ? pino(options) : pino(options, stream);
 }

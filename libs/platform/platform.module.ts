@@ -1,7 +1,8 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import type { DestinationStream } from 'pino';
 import { HealthController } from './health.controller.js';
-import { loggerModule } from './logging.js';
+import { AppLogger } from './app-logger.js';
+import { createRootLogger } from './logging.js';
 import { Metrics, MetricsController } from './metrics.js';
 import type { Settings } from './settings.js';
 
@@ -20,10 +21,17 @@ export class PlatformModule {
   static forRoot(options: PlatformOptions): DynamicModule {
     return {
       module: PlatformModule,
-      imports: [loggerModule(options.settings.logLevel, options.settings.trustProxy, options.logStream)],
       controllers: [HealthController, MetricsController],
-      providers: [{ provide: SETTINGS, useValue: options.settings }, Metrics],
-      exports: [SETTINGS, Metrics],
+      providers: [
+        { provide: SETTINGS, useValue: options.settings },
+        Metrics,
+        {
+          provide: AppLogger,
+          useFactory: () =>
+            new AppLogger(createRootLogger(options.settings.logLevel, options.settings.trustProxy, options.logStream)),
+        },
+      ],
+      exports: [SETTINGS, Metrics, AppLogger],
     };
   }
 }

@@ -1,6 +1,7 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { call, startApi, type TestApi } from '../support/api.js';
-import { callers } from '../support/tokens.js';
+import { call, listenApi, startApi, type TestApi } from '../support/api.js';
+import { callers, writeIssuerKeyFile } from '../support/tokens.js';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -42,4 +43,45 @@ it('logs the socket address, not X-Forwarded-For, when TRUST_PROXY is off', asyn
   const res = await call(api, 'GET', '/health/live', { headers: { 'x-forwarded-for': '203.0.113.7' } });
   const [line] = requestLines(res.headers['x-request-id'] as string);
   expect((line?.req as { remoteAddress?: string }).remoteAddress).toBe('127.0.0.1');
+});
+
+it('gives a line logged after a request body was read the request id (the scope survives body parsing)', async () => {
+  // A real socket: the body arrives in its own events, outside the context the request started in.
+  const listening = await listenApi({ TOKEN_ISSUER_KEY_FILE: writeIssuerKeyFile().file });
+  try {
+    const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: 'nobody', client_secret: 'x' });
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const req = request(`${listening.url}/oauth2/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'content-length': String(body.toString().length),
+          'x-request-id': 'body-scope-1',
+        },
+      });
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+      // The body comes in a later packet, so it is read in a later event than the one the request began in.
+      setTimeout(() => req.end(body.toString()), 50);
+    });
+    expect(status).toBe(401);
+    const failed = listening.logs.lines.filter((l) => l.msg === 'client authentication failed');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ context: 'TokenIssuer', level: 40, req: { id: 'body-scope-1', method: 'POST' } });
+  } finally {
+    await listening.close();
+  }
+});
+
+it('logs a request answered by the edge hook (405) and an unknown path (404) once each', async () => {
+  const patch = await api.app.inject({ method: 'PATCH', url: '/tags', headers: { 'x-request-id': 'edge-405-1' } });
+  expect(patch.statusCode).toBe(405);
+  expect(requestLines('edge-405-1')).toEqual([expect.objectContaining({ level: 30, res: { statusCode: 405 } })]);
+  const missing = await call(api, 'GET', '/no-such-path', { headers: { 'x-request-id': 'missing-1' } });
+  expect(missing.statusCode).toBe(404);
+  expect(requestLines('missing-1')).toEqual([expect.objectContaining({ level: 30, res: { statusCode: 404 } })]);
 });

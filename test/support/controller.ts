@@ -31,8 +31,8 @@ function databaseUrl(): string {
 }
 
 /**
- * nestjs-pino keeps one root logger per process (the first app's), so every controller a test file
- * starts logs to this one capture; tests find their lines by their unique service ids.
+ * Nest's Logger is process-wide (lines outside a request go to the last app's stream), so every controller
+ * a test file starts logs to this one capture; tests find their lines by their unique service ids.
  */
 const logs = new LogCapture();
 

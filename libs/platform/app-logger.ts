@@ -1,0 +1,115 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { LoggerService } from '@nestjs/common';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Level, Logger } from 'pino';
+
+/** The request a line is logged for; its child logger is made on the first line, so most requests make none. */
+interface RequestScope {
+  readonly root: Logger;
+  readonly request: FastifyRequest;
+  logger?: Logger;
+}
+
+// One store for the process: Nest's `Logger` is process-wide, and a line finds its request (and app) here.
+const scopes = new AsyncLocalStorage<RequestScope>();
+const SCOPE = Symbol('bindery.requestScope');
+type Scoped = FastifyRequest & { [SCOPE]?: RequestScope };
+
+function requestLogger(scope: RequestScope): Logger {
+  // pino serialises `req` once, here; every line of the request then carries its id, method, path and address.
+  scope.logger ??= scope.root.child({ req: scope.request });
+  return scope.logger;
+}
+
+/**
+ * Nest's logger, writing pino JSON lines: `new Logger('Context').warn({ fields }, 'message')` becomes
+ * `{"context":"Context", ...fields, "msg":"message"}`, with the request's fields when called within one.
+ */
+export class AppLogger implements LoggerService {
+  constructor(readonly root: Logger) {}
+
+  verbose(message: unknown, ...params: unknown[]): void {
+    this.write('trace', message, params);
+  }
+  debug(message: unknown, ...params: unknown[]): void {
+    this.write('debug', message, params);
+  }
+  log(message: unknown, ...params: unknown[]): void {
+    this.write('info', message, params);
+  }
+  warn(message: unknown, ...params: unknown[]): void {
+    this.write('warn', message, params);
+  }
+  error(message: unknown, ...params: unknown[]): void {
+    this.write('error', message, params);
+  }
+  fatal(message: unknown, ...params: unknown[]): void {
+    this.write('fatal', message, params);
+  }
+
+  private write(level: Level, message: unknown, params: unknown[]): void {
+    const scope = scopes.getStore();
+    const logger = scope === undefined ? this.root : requestLogger(scope);
+    if (!logger.isLevelEnabled(level)) return;
+    // Nest's Logger appends its context as the last parameter; what comes before it is the message's arguments.
+    const fields: Record<string, unknown> = {};
+    if (params.length > 0) fields.context = params.at(-1);
+    const rest = params.slice(0, -1);
+    if (message instanceof Error) {
+      fields.err = message;
+    } else if (typeof message === 'object' && message !== null) {
+      Object.assign(fields, message);
+    } else if (level === 'error' && isStack(rest)) {
+      // Nest's own exception handlers call error(message, stack, context).
+      const err = new Error(String(message));
+      err.stack = rest[0];
+      fields.err = err;
+      logger.error(fields);
+      return;
+    } else {
+      logger[level](fields, String(message), ...rest);
+      return;
+    }
+    logger[level](fields, ...(rest as [string?]));
+  }
+}
+
+function isStack(params: unknown[]): params is [string] {
+  return params.length === 1 && typeof params[0] === 'string' && /\n\s*at /.test(params[0]);
+}
+
+/**
+ * One line per request from Fastify's own hooks (no middleware bridge): the request's scope is entered
+ * on arrival and again once its body is read (parsing runs outside it), and the line is written when the
+ * response is sent, at `error` for a 5xx.
+ */
+export function logRequests(instance: FastifyInstance, logger: AppLogger): void {
+  const root = logger.root;
+  instance
+    .addHook('onRequest', (request: Scoped, _reply, done) => {
+      const scope: RequestScope = { root, request };
+      request[SCOPE] = scope;
+      scopes.run(scope, done);
+    })
+    .addHook('preHandler', (request: Scoped, _reply, done) => {
+      const scope = request[SCOPE];
+      if (scope === undefined) done();
+      else scopes.run(scope, done);
+    })
+    .addHook('onResponse', (request: Scoped, reply: FastifyReply, done) => {
+      const level = reply.statusCode >= 500 ? 'error' : 'info';
+      const scope = request[SCOPE];
+      if (scope !== undefined && root.isLevelEnabled(level)) {
+        requestLogger(scope)[level](
+          { res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
+          level === 'error' ? 'request errored' : 'request completed',
+        );
+      }
+      done();
+    })
+    .addHook('onRequestAbort', (request: Scoped, done) => {
+      const scope = request[SCOPE];
+      if (scope !== undefined && root.isLevelEnabled('info')) requestLogger(scope).info('request aborted');
+      done();
+    });
+}
