@@ -3,23 +3,16 @@ import type { LoggerService } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Level, Logger } from 'pino';
 
-/** The request a line is logged for; its child logger is made on the first line, so most requests make none. */
+/** The request a line is logged for, and the app (its root logger) that serves it. */
 interface RequestScope {
   readonly root: Logger;
   readonly request: FastifyRequest;
-  logger?: Logger;
 }
 
 // One store for the process: Nest's `Logger` is process-wide, and a line finds its request (and app) here.
 const scopes = new AsyncLocalStorage<RequestScope>();
 const SCOPE = Symbol('bindery.requestScope');
-type Scoped = FastifyRequest & { [SCOPE]?: RequestScope };
-
-function requestLogger(scope: RequestScope): Logger {
-  // pino serialises `req` once, here; every line of the request then carries its id, method, path and address.
-  scope.logger ??= scope.root.child({ req: scope.request });
-  return scope.logger;
-}
+type Scoped = FastifyRequest & { [SCOPE]?: RequestScope | null };
 
 /**
  * Nest's logger, writing pino JSON lines: `new Logger('Context').warn({ fields }, 'message')` becomes
@@ -49,10 +42,12 @@ export class AppLogger implements LoggerService {
 
   private write(level: Level, message: unknown, params: unknown[]): void {
     const scope = scopes.getStore();
-    const logger = scope === undefined ? this.root : requestLogger(scope);
+    const logger = scope === undefined ? this.root : scope.root;
     if (!logger.isLevelEnabled(level)) return;
+    // `req` (id, method, path, address) in the line, not in a child logger: most requests log one line, and
+    // a child's bindings would be serialised and redacted a second time.
+    const fields: Record<string, unknown> = scope === undefined ? {} : { req: scope.request };
     // Nest's Logger appends its context as the last parameter; what comes before it is the message's arguments.
-    const fields: Record<string, unknown> = {};
     if (params.length > 0) fields.context = params.at(-1);
     const rest = params.slice(0, -1);
     if (message instanceof Error) {
@@ -80,11 +75,13 @@ function isStack(params: unknown[]): params is [string] {
 
 /**
  * One line per request from Fastify's own hooks (no middleware bridge): the request's scope is entered
- * on arrival and again once its body is read (parsing runs outside it), and the line is written when the
+ * on arrival and again once its body is read (body events may run outside it), and the line is written when the
  * response is sent, at `error` for a 5xx.
  */
 export function logRequests(instance: FastifyInstance, logger: AppLogger): void {
   const root = logger.root;
+  // Declared up front so Fastify's request objects keep one shape.
+  instance.decorateRequest(SCOPE, null);
   instance
     .addHook('onRequest', (request: Scoped, _reply, done) => {
       const scope: RequestScope = { root, request };
@@ -93,23 +90,21 @@ export function logRequests(instance: FastifyInstance, logger: AppLogger): void 
     })
     .addHook('preHandler', (request: Scoped, _reply, done) => {
       const scope = request[SCOPE];
-      if (scope === undefined) done();
+      if (scope === undefined || scope === null) done();
       else scopes.run(scope, done);
     })
-    .addHook('onResponse', (request: Scoped, reply: FastifyReply, done) => {
+    .addHook('onResponse', (request, reply: FastifyReply, done) => {
       const level = reply.statusCode >= 500 ? 'error' : 'info';
-      const scope = request[SCOPE];
-      if (scope !== undefined && root.isLevelEnabled(level)) {
-        requestLogger(scope)[level](
-          { res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
+      if (root.isLevelEnabled(level)) {
+        root[level](
+          { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
           level === 'error' ? 'request errored' : 'request completed',
         );
       }
       done();
     })
-    .addHook('onRequestAbort', (request: Scoped, done) => {
-      const scope = request[SCOPE];
-      if (scope !== undefined && root.isLevelEnabled('info')) requestLogger(scope).info('request aborted');
+    .addHook('onRequestAbort', (request, done) => {
+      if (root.isLevelEnabled('info')) root.info({ req: request }, 'request aborted');
       done();
     });
 }
