@@ -9,6 +9,7 @@ import { CreateChangeEvent1763700007000 } from './1763700007000-create-change-ev
 import { EntityTagHost1763700008000 } from './1763700008000-entity-tag-host.js';
 import { ChangeEventNotifyAfterCommit1763700009000 } from './1763700009000-change-event-notify-after-commit.js';
 import { ConfigLayerVersion1763700010000 } from './1763700010000-config-layer-version.js';
+import { TagCount1763700011000 } from './1763700011000-tag-count.js';
 
 /** Every migration, oldest first; add new ones at the end. */
 export const migrations = [
@@ -23,4 +24,5 @@ export const migrations = [
   EntityTagHost1763700008000,
   ChangeEventNotifyAfterCommit1763700009000,
   ConfigLayerVersion1763700010000,
+  TagCount1763700011000,
 ];
