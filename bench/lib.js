@@ -2,7 +2,16 @@
 // ratios and results. Every benchmark runs in its own process (started by bench/main.js, or alone).
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  writeFileSync,
+} from 'node:fs';
 import { chmod, mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -279,21 +288,27 @@ export async function databaseActivity(adminUrl, database) {
  */
 export function startChild(name, script, env, { args = [], profile = PROFILE, nodeArgs = [] } = {}) {
   const logFile = join(RESULTS, 'logs', `${name}.log`);
-  const out = createWriteStream(logFile);
   const profileDir = join(RESULTS, 'profiles', name);
   const node = [...nodeArgs];
   if (profile) node.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
+  // The child writes its output straight to the file: relaying it here would take CPU from the load
+  // generator, which runs in this process, and only while the product logs (a rejection's warning line).
+  const fd = openSync(logFile, 'w');
   const child = spawn(process.execPath, [...node, script, ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
+    stdio: ['pipe', fd, fd],
   });
-  let text = '';
-  const collect = (chunk) => {
-    out.write(chunk);
-    if (text.length < 1_000_000) text += chunk.toString('utf8');
+  closeSync(fd);
+  /** The first MiB of the child's output (start-up lines and results come first). */
+  const text = () => {
+    const head = Buffer.alloc(1_000_000);
+    const file = openSync(logFile, 'r');
+    try {
+      return head.subarray(0, readSync(file, head, 0, head.length, 0)).toString('utf8');
+    } finally {
+      closeSync(file);
+    }
   };
-  child.stdout.on('data', collect);
-  child.stderr.on('data', collect);
   const exited = new Promise((done) => child.once('exit', (code, signal) => done(code ?? signal)));
   const handle = {
     name,
@@ -301,16 +316,16 @@ export function startChild(name, script, env, { args = [], profile = PROFILE, no
     pid: child.pid,
     logFile,
     profileDir,
-    output: () => text,
+    output: text,
     async waitFor(pattern, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       while (Date.now() < deadline) {
-        const match = pattern.exec(text);
+        const match = pattern.exec(text());
         if (match !== null) return match;
         if (child.exitCode !== null) break;
         await sleep(50);
       }
-      throw new Error(`${name}: no ${String(pattern)} in its output (see ${logFile}):\n${text.slice(-2000)}`);
+      throw new Error(`${name}: no ${String(pattern)} in its output (see ${logFile}):\n${text().slice(-2000)}`);
     },
     /** SIGTERM (a CPU profile is written on a clean exit), SIGKILL after `timeoutMs`. */
     async stop(timeoutMs = 20_000) {
@@ -319,7 +334,6 @@ export function startChild(name, script, env, { args = [], profile = PROFILE, no
       child.kill('SIGTERM');
       const code = await exited;
       clearTimeout(timer);
-      out.end();
       return code;
     },
     /** Resident set size in KiB, from /proc. */

@@ -4,14 +4,12 @@ import { scrubSqlMessage } from '#database';
 import { pino, stdSerializers, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { LogLevel } from './settings.js';
 
-/** Paths pino replaces with "[redacted]" in every log line: no line ever contains a token or a secret. */
+/**
+ * Paths pino replaces with "[redacted]" in every log line: no line ever contains a token or a secret. A
+ * request is logged only through the `req` serializer, which keeps id, method, path and address (never
+ * headers or the query), so no `req.*` path is needed here (each costs every line a clone and a walk).
+ */
 export const REDACTED_PATHS = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'req.headers["sec-websocket-protocol"]',
-  'req.query.jwt',
-  'req.query.token',
-  'req.query.access_token',
   'authorization',
   'token',
   'jwt',
@@ -75,12 +73,18 @@ export function clientAddress(req: IncomingMessage, trustProxy: boolean): string
   return req.socket.remoteAddress;
 }
 
-/** The request fields every line logged for a request carries (query strings stay out: they may hold ids). */
-interface LoggedRequest {
-  readonly id: string;
-  readonly method: string;
-  readonly url: string;
-  readonly raw: IncomingMessage;
+/** The fields a logged request keeps; anything else handed to a line as `req` keeps only these too. */
+function loggedRequest(value: unknown, trustProxy: boolean): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return {};
+  const req = value as { id?: unknown; method?: unknown; url?: unknown; raw?: unknown };
+  const raw = req.raw as IncomingMessage | undefined;
+  return {
+    id: req.id,
+    method: req.method,
+    // Query strings stay out of logs: they may carry ids operators consider private.
+    url: typeof req.url === 'string' ? req.url.split('?')[0] : undefined,
+    remoteAddress: raw?.socket === undefined || raw.headers === undefined ? undefined : clientAddress(raw, trustProxy),
+  };
 }
 
 /** The process's root pino logger: JSON lines, secrets redacted, the safe error serializer. */
@@ -88,15 +92,24 @@ export function createRootLogger(level: LogLevel, trustProxy: boolean, stream?: 
   const options: LoggerOptions = {
     level,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-    serializers: {
-      err: safeError,
-      req: (req: LoggedRequest) => ({
-        id: req.id,
-        method: req.method,
-        url: req.url.split('?')[0],
-        remoteAddress: clientAddress(req.raw, trustProxy),
-      }),
-    },
+    serializers: { err: safeError, req: (req: unknown) => loggedRequest(req, trustProxy) },
   };
-  return stream === undefined ? pino(options) : pino(options, stream);
+  return pino(options, stream ?? stdout());
+}
+
+const FLUSH_INTERVAL_MS = 250;
+type Destination = ReturnType<typeof pino.destination>;
+let stdoutStream: Destination | undefined;
+
+/**
+ * Stdout for every logger in the process (one writer, so lines never interleave). Lines are written in
+ * blocks of 4 KiB, and at least every 250 ms and at exit: one system call per line was half the cost of
+ * a rejected request's warning line (bench reject).
+ */
+function stdout(): Destination {
+  if (stdoutStream !== undefined) return stdoutStream;
+  const stream = pino.destination({ dest: 1, sync: true, minLength: 4096, periodicFlush: FLUSH_INTERVAL_MS });
+  process.once('exit', () => stream.flushSync());
+  stdoutStream = stream;
+  return stream;
 }

@@ -84,7 +84,7 @@ it('empties the counters when the table is truncated (checked in a transaction t
     await runner.startTransaction();
     await runner.query(`set local lock_timeout = '10s'`);
     await runner.query('truncate tag cascade');
-    const [row] = await runner.query<{ n: number }[]>('select count(*)::int as n from tag_count where tags <> 0');
+    const [row] = (await runner.query('select count(*)::int as n from tag_count where tags <> 0')) as { n: number }[];
     expect(row?.n).toBe(0);
   } finally {
     await runner.rollbackTransaction();
