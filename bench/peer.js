@@ -126,9 +126,11 @@ await runBenchmark('peer', `create/read/list of tags: Bindery vs @platformatic/d
   await api.stop();
   await peer.stop();
   const notes = [
-    `Peer: @platformatic/db ${PEER_VERSION} (the newest version that runs on Node ${process.versions.node}: 3.x needs Node 22, ` +
-      `its @platformatic/foundation imports glob from node:fs/promises). Auth: @fastify/jwt with the same ES256 public key, ` +
-      `issuer and audience; a role rule on the tag entity.`,
+    `Peer: @platformatic/db ${PEER_VERSION}, ` +
+      (Number(process.versions.node.split('.')[0]) < 22
+        ? `the newest version that runs on Node ${process.versions.node} (3.x needs Node 22.19: its @platformatic/foundation imports glob from node:fs/promises). `
+        : `pinned for this machine's Node 20; on Node ${process.versions.node} 3.x would also run and is not measured here. `) +
+      `Auth: @fastify/jwt with the same ES256 public key, issuer and audience; a role rule on the tag entity.`,
     `${CONNECTIONS} connections each; each cycles create (POST), read that tag (GET by id), list (first 20 by tagId with the total); ` +
       `${PRESEED} tags pre-seeded, created tags accumulate; median of ${ROUNDS} alternating run(s).`,
   ];
