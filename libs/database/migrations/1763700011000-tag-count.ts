@@ -17,20 +17,15 @@ export class TagCount1763700011000 implements MigrationInterface {
         tags     bigint      not null,
         constraint pk_tag_count primary key (host_key, shard)
       )`);
+    // Writers wait until the triggers exist and the counters are filled, so the first counts are exact.
+    await db.query(`lock table tag in share row exclusive mode`);
+    // One function for inserts (+1) and deletes (-1): both triggers name their transition table `changed`.
     // Rows in one statement are counted in host order, so two statements never take counters in opposite orders.
     await db.query(`
-      create function tag_count_added() returns trigger language plpgsql as $$
+      create function tag_count_apply() returns trigger language plpgsql as $$
       begin
         insert into tag_count as c (host_key, shard, tags)
-          select coalesce(host_id, ''), pg_backend_pid() % 64, count(*) from added group by 1 order by 1
-          on conflict on constraint pk_tag_count do update set tags = c.tags + excluded.tags;
-        return null;
-      end $$`);
-    await db.query(`
-      create function tag_count_removed() returns trigger language plpgsql as $$
-      begin
-        insert into tag_count as c (host_key, shard, tags)
-          select coalesce(host_id, ''), pg_backend_pid() % 64, -count(*) from removed group by 1 order by 1
+          select coalesce(host_id, ''), pg_backend_pid() % 64, count(*) * tg_argv[0]::int from changed group by 1 order by 1
           on conflict on constraint pk_tag_count do update set tags = c.tags + excluded.tags;
         return null;
       end $$`);
@@ -50,16 +45,14 @@ export class TagCount1763700011000 implements MigrationInterface {
         delete from tag_count;
         return null;
       end $$`);
-    await db.query(`create trigger tr_tag_count_insert after insert on tag referencing new table as added
-      for each statement execute function tag_count_added()`);
-    await db.query(`create trigger tr_tag_count_delete after delete on tag referencing old table as removed
-      for each statement execute function tag_count_removed()`);
+    await db.query(`create trigger tr_tag_count_insert after insert on tag referencing new table as changed
+      for each statement execute function tag_count_apply('1')`);
+    await db.query(`create trigger tr_tag_count_delete after delete on tag referencing old table as changed
+      for each statement execute function tag_count_apply('-1')`);
     await db.query(`create trigger tr_tag_count_update after update of host_id on tag for each row
       when (old.host_id is distinct from new.host_id) execute function tag_count_moved()`);
     await db.query(`create trigger tr_tag_count_truncate after truncate on tag
       for each statement execute function tag_count_cleared()`);
-    // Writers wait while the counters are filled, so the first counts are exact.
-    await db.query(`lock table tag in share row exclusive mode`);
     await db.query(`insert into tag_count (host_key, shard, tags)
       select coalesce(host_id, ''), 0, count(*) from tag group by 1`);
   }
@@ -69,7 +62,7 @@ export class TagCount1763700011000 implements MigrationInterface {
     await db.query(`drop trigger tr_tag_count_update on tag`);
     await db.query(`drop trigger tr_tag_count_delete on tag`);
     await db.query(`drop trigger tr_tag_count_insert on tag`);
-    await db.query(`drop function tag_count_cleared, tag_count_moved, tag_count_removed, tag_count_added`);
+    await db.query(`drop function tag_count_cleared, tag_count_moved, tag_count_apply`);
     await db.query(`drop table tag_count`);
   }
 }
