@@ -11,8 +11,6 @@ interface RequestScope {
 
 // One store for the process: Nest's `Logger` is process-wide, and a line finds its request (and app) here.
 const scopes = new AsyncLocalStorage<RequestScope>();
-const SCOPE = Symbol('bindery.requestScope');
-type Scoped = FastifyRequest & { [SCOPE]?: RequestScope | null };
 
 /**
  * Nest's logger, writing pino JSON lines: `new Logger('Context').warn({ fields }, 'message')` becomes
@@ -74,24 +72,15 @@ function isStack(params: unknown[]): params is [string] {
 }
 
 /**
- * One line per request from Fastify's own hooks (no middleware bridge): the request's scope is entered
- * on arrival and again once its body is read (body events may run outside it), and the line is written when the
- * response is sent, at `error` for a 5xx.
+ * One line per request from Fastify's own hooks (no middleware bridge): the request's scope is entered on
+ * arrival (Fastify carries it across body parsing itself, through an AsyncResource per request), and the
+ * line is written when the response is sent, at `error` for a 5xx.
  */
 export function logRequests(instance: FastifyInstance, logger: AppLogger): void {
   const root = logger.root;
-  // Declared up front so Fastify's request objects keep one shape.
-  instance.decorateRequest(SCOPE, null);
   instance
-    .addHook('onRequest', (request: Scoped, _reply, done) => {
-      const scope: RequestScope = { root, request };
-      request[SCOPE] = scope;
-      scopes.run(scope, done);
-    })
-    .addHook('preHandler', (request: Scoped, _reply, done) => {
-      const scope = request[SCOPE];
-      if (scope === undefined || scope === null) done();
-      else scopes.run(scope, done);
+    .addHook('onRequest', (request, _reply, done) => {
+      scopes.run({ root, request }, done);
     })
     .addHook('onResponse', (request, reply: FastifyReply, done) => {
       const level = reply.statusCode >= 500 ? 'error' : 'info';
