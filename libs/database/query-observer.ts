@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { scrubSqlMessage } from './pg-errors.js';
 import type { Logger as TypeOrmLogger } from 'typeorm';
 
@@ -10,6 +11,7 @@ type Listener = (sql: string) => void;
 class QueryObserver {
   private total = 0;
   private readonly listeners = new Set<Listener>();
+  private readonly caused = new AsyncLocalStorage<string[]>();
 
   get count(): number {
     return this.total;
@@ -17,7 +19,19 @@ class QueryObserver {
 
   record(sql: string): void {
     this.total += 1;
+    this.caused.getStore()?.push(sql);
     for (const listener of this.listeners) listener(sql);
+  }
+
+  /**
+   * Runs `action` and returns the statements it caused: those sent from its async context, so a timer
+   * firing meanwhile (the change-feed pruner) is not counted against it.
+   */
+  async during<T>(action: () => PromiseLike<T>): Promise<{ result: T; statements: string[] }> {
+    const statements: string[] = [];
+    // Awaited inside the scope: a lazy thenable (light-my-request's inject) starts its work only when awaited.
+    const result = await this.caused.run(statements, async () => await action());
+    return { result, statements };
   }
 
   /** Calls `listener` for every statement until the returned function is called. */

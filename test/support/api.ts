@@ -71,11 +71,10 @@ export async function listenApi(env: Record<string, string> = {}): Promise<Liste
   return { app, logs, url: `http://127.0.0.1:${port}`, close: () => app.close() };
 }
 
-/** Runs `action` and returns how many SQL statements reached the database meanwhile. */
-export async function sqlDuring<T>(action: () => Promise<T>): Promise<{ result: T; queries: number }> {
-  const before = queryObserver.count;
-  const result = await action();
-  return { result, queries: queryObserver.count - before };
+/** Runs `action` and returns how many SQL statements it sent to the database (background timers excluded). */
+export async function sqlDuring<T>(action: () => PromiseLike<T>): Promise<{ result: T; queries: number }> {
+  const { result, statements } = await queryObserver.during(action);
+  return { result, queries: statements.length };
 }
 
 /** A short unique suffix so tests sharing one database never collide on names or ids. */
