@@ -36,17 +36,24 @@ export const KEYS = {
 /** A key nobody trusts, for forged tokens. */
 export const UNTRUSTED = key('test-es256', 'ES256', 'ec');
 
-/** Writes the trusted public keys as a JWKS file and returns its path (for JWT_JWKS_FILE). */
-export function writeJwksFile(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'bindery-jwks-'));
-  const path = join(dir, 'jwks.json');
-  const keys = Object.values(KEYS).map((k) => ({
+/**
+ * The trusted public keys as JWKS, exported once at load: Node 20 once deadlocked exporting the Ed25519
+ * key as JWK while a garbage collection freed a key-generation job, so the export is not repeated per app.
+ */
+const JWKS = JSON.stringify({
+  keys: Object.values(KEYS).map((k) => ({
     ...k.publicKey.export({ format: 'jwk' }),
     kid: k.kid,
     alg: k.alg,
     use: 'sig',
-  }));
-  writeFileSync(path, JSON.stringify({ keys }));
+  })),
+});
+
+/** Writes the trusted public keys as a JWKS file and returns its path (for JWT_JWKS_FILE). */
+export function writeJwksFile(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'bindery-jwks-'));
+  const path = join(dir, 'jwks.json');
+  writeFileSync(path, JWKS);
   return path;
 }
 
