@@ -7,7 +7,10 @@ import { DIST, requireBuild } from '../support/processes.js';
 beforeAll(requireBuild);
 
 /** Runs `body` in a fresh Node process with `logger` (the product's root logger on stdout) in scope. */
-function runLogging(body: string): { lines: () => string[]; exited: Promise<number | null> } {
+function runLogging(
+  body: string,
+  { pausedMs = 0 }: { pausedMs?: number } = {},
+): { lines: () => string[]; exited: Promise<number | null> } {
   const logging = pathToFileURL(join(DIST, 'libs/platform/logging.js')).href;
   const child = spawn(
     process.execPath,
@@ -19,7 +22,9 @@ function runLogging(body: string): { lines: () => string[]; exited: Promise<numb
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  // Reading starts late when asked: the child's writes meet a full pipe meanwhile.
+  child.stdout.pause();
+  setTimeout(() => child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8'))).resume(), pausedMs);
   const exited = new Promise<number | null>((done) => child.once('close', (code) => done(code)));
   return { lines: () => out.split('\n').filter((l) => l !== ''), exited };
 }
@@ -31,6 +36,19 @@ it('writes a lone line to stdout well before exit, though lines are written in b
   expect(run.lines().map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(['alone']);
   expect(Date.now() - started).toBeLessThan(2000);
   await run.exited;
+});
+
+it('loses no line while stdout is a full pipe nobody reads for a while', async () => {
+  // 8 MiB of lines: far more than a pipe holds, so writes meet a full pipe until the reader resumes.
+  const run = runLogging(
+    `const pad = 'x'.repeat(1000); for (let i = 0; i < 8000; i++) logger.info({ i, pad }, 'line');`,
+    {
+      pausedMs: 500,
+    },
+  );
+  expect(await run.exited).toBe(0);
+  const seen = run.lines().map((l) => (JSON.parse(l) as { i: number }).i);
+  expect(seen).toEqual(Array.from({ length: 8000 }, (_, i) => i));
 });
 
 it('loses no line when the process exits right after logging', async () => {
