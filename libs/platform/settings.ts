@@ -41,7 +41,13 @@ export interface Settings {
     readonly audience: string;
     readonly algorithms: readonly JwtAlgorithm[];
     readonly clockToleranceSec: number;
+    /** The JWKS is re-read at least this often; a key that left it is refused from then on (DESIGN 6.1). */
+    readonly jwksRefreshSec: number;
   };
+  /** The api's public URL: the issuer metadata's URLs (DESIGN 10), never the request's `Host`. */
+  readonly publicBaseUrl: string;
+  /** A request whose headers or body have not arrived by then is answered 408 or closed (DESIGN 3). */
+  readonly requestTimeoutMs: number;
   /** The built-in client-credentials issuer (DESIGN 10): on in dev mode and with TOKEN_ISSUER_KEY_FILE. */
   readonly tokenIssuer: {
     /** PEM private key(s); undefined in dev mode, where the dev key signs. */
@@ -155,6 +161,38 @@ function algorithms(env: Env): JwtAlgorithm[] {
   return [...new Set(list)] as JwtAlgorithm[];
 }
 
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Whether a URL names this machine (a JWKS fetched over loopback cannot be intercepted on the path). */
+export function isLoopbackUrl(raw: string): boolean {
+  const host = new URL(raw).hostname.toLowerCase();
+  return LOOPBACK_HOSTS.has(host) || /^127(?:\.\d{1,3}){3}$/.test(host) || host.endsWith('.localhost');
+}
+
+/**
+ * DESIGN 6.1: in production the keys must come over TLS, else anyone on the path could serve their own key;
+ * loopback and an explicit `JWT_JWKS_ALLOW_HTTP=true` (a private network) are the exceptions.
+ */
+function jwksUri(env: Env, production: boolean): string | undefined {
+  const value = url(env, 'JWT_JWKS_URI', ['https:', 'http:']);
+  if (value === undefined || !production || new URL(value).protocol === 'https:') return value;
+  if (isLoopbackUrl(value) || bool(env, 'JWT_JWKS_ALLOW_HTTP', false)) return value;
+  throw new SettingsError(
+    'JWT_JWKS_URI',
+    'must be https: with NODE_ENV=production (http: only for loopback, or with JWT_JWKS_ALLOW_HTTP=true on a private network)',
+  );
+}
+
+/** DESIGN 10: required in production while the issuer is on; dev mode serves on localhost. */
+function publicBaseUrl(env: Env, issuerOn: boolean, production: boolean, apiPort: number): string {
+  const value = url(env, 'PUBLIC_BASE_URL', ['https:', 'http:']);
+  if (value !== undefined) return value.replace(/\/+$/, '');
+  if (issuerOn && production) {
+    throw new SettingsError('PUBLIC_BASE_URL', 'required with NODE_ENV=production while the token issuer is on');
+  }
+  return `http://localhost:${apiPort}`;
+}
+
 /** Renewals run every quarter of it: below 400 ms a replica would spend its time renewing. */
 function registryLeaseMs(env: Env): number {
   const value = positiveInt(env, 'REGISTRY_LEASE_MS', 15_000);
@@ -166,13 +204,13 @@ function registryLeaseMs(env: Env): number {
 export function loadSettings(env: Env = process.env): Settings {
   const nodeEnv = text(env, 'NODE_ENV') ?? 'development';
   const production = nodeEnv === 'production';
-  const jwksUri = url(env, 'JWT_JWKS_URI', ['https:', 'http:']);
+  const jwksUriValue = jwksUri(env, production);
   const jwksFile = text(env, 'JWT_JWKS_FILE');
-  if (jwksUri !== undefined && jwksFile !== undefined) {
+  if (jwksUriValue !== undefined && jwksFile !== undefined) {
     throw new SettingsError('JWT_JWKS_FILE', 'set either JWT_JWKS_URI or JWT_JWKS_FILE, not both');
   }
   const issuerKeyFile = text(env, 'TOKEN_ISSUER_KEY_FILE');
-  const devMode = jwksUri === undefined && jwksFile === undefined && issuerKeyFile === undefined;
+  const devMode = jwksUriValue === undefined && jwksFile === undefined && issuerKeyFile === undefined;
   if (devMode && production) {
     throw new SettingsError(
       'JWT_JWKS_URI',
@@ -202,6 +240,7 @@ export function loadSettings(env: Env = process.env): Settings {
   if (wsMaxUnauthenticated > wsMaxConnections) {
     throw new SettingsError('WS_MAX_UNAUTHENTICATED', `must not exceed WS_MAX_CONNECTIONS (${wsMaxConnections})`);
   }
+  const apiPort = port(env, 'API_PORT', 8080);
   return {
     nodeEnv,
     production,
@@ -209,18 +248,21 @@ export function loadSettings(env: Env = process.env): Settings {
     dataDir: resolve(text(env, 'BINDERY_DATA_DIR') ?? '.data'),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     embeddedPostgresPort: port(env, 'EMBEDDED_POSTGRES_PORT', 54329),
-    apiPort: port(env, 'API_PORT', 8080),
+    apiPort,
     controllerPort: port(env, 'CONTROLLER_PORT', 8081),
     listenHost: text(env, 'LISTEN_HOST') ?? '0.0.0.0',
     runMigrations: bool(env, 'RUN_MIGRATIONS', true),
     jwt: {
-      jwksUri,
+      jwksUri: jwksUriValue,
       jwksFile: jwksFile === undefined ? undefined : resolve(jwksFile),
       issuer,
       audience: text(env, 'JWT_AUDIENCE') ?? 'bindery',
       algorithms: algorithms(env),
       clockToleranceSec: positiveInt(env, 'JWT_CLOCK_TOLERANCE_SEC', 30),
+      jwksRefreshSec: positiveInt(env, 'JWT_JWKS_REFRESH_SEC', 300),
     },
+    publicBaseUrl: publicBaseUrl(env, devMode || issuerKeyFile !== undefined, production, apiPort),
+    requestTimeoutMs: positiveInt(env, 'REQUEST_TIMEOUT_MS', 30_000),
     tokenIssuer: {
       keyFile: issuerKeyFile === undefined ? undefined : resolve(issuerKeyFile),
       ttlSec: positiveInt(env, 'TOKEN_TTL_SEC', 900),
