@@ -1,6 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { unique } from '../support/api.js';
-import { RegistryTable, RpcClient, startController, type TestController } from '../support/controller.js';
+import {
+  RegistryTable,
+  RpcClient,
+  startController,
+  statementsDuring,
+  UpgradeRefused,
+  type TestController,
+} from '../support/controller.js';
 import { token } from '../support/tokens.js';
 
 let controller: TestController;
@@ -100,6 +107,38 @@ describe('JSON-RPC framing on /ws/microservice', () => {
       id: 'x-1',
       error: errorOf(-32601, 'Method not found'),
     });
+    // The socket stays open.
+    expect((await client.call('discovery/lookup', { serviceId })).result).toBeDefined();
+  });
+
+  it.each<[string, string]>([
+    ['an unknown method', '{"jsonrpc":"2.0","id":1,"method":"nope"}'],
+    ['the fallback name itself', '{"jsonrpc":"2.0","id":1,"method":"rpc.unknown"}'],
+    ['an unknown method with a jwt param', '{"jsonrpc":"2.0","id":1,"method":"nope","params":{"jwt":"x.y.z"}}'],
+  ])('no token, %s: -32001 and close 1008, nothing read or stored (DESIGN 8)', async (_name, frame) => {
+    const anonymous = await RpcClient.connect(controller.wsUrl, {});
+    try {
+      const { result: response, all } = await statementsDuring(async () => {
+        anonymous.sendRaw(frame);
+        return anonymous.next();
+      });
+      expect(response).toEqual({
+        jsonrpc: '2.0',
+        id: 1,
+        error: { code: -32001, message: 'Unauthorized', data: { status: 401 } },
+      });
+      expect(await anonymous.waitClosed()).toEqual({ code: 1008, reason: 'Unauthorized' });
+      expect(all).toEqual([]);
+    } finally {
+      await anonymous.close();
+    }
+  });
+
+  it('no token, an unknown method as a notification: no answer, but still closed with 1008', async () => {
+    const anonymous = await RpcClient.connect(controller.wsUrl, {});
+    anonymous.notify('nope', {});
+    expect(await anonymous.waitClosed()).toEqual({ code: 1008, reason: 'Unauthorized' });
+    expect(anonymous.received).toEqual([]);
   });
 
   it.each<[string, Record<string, unknown> | unknown[] | undefined, string[]]>([
@@ -169,13 +208,14 @@ describe('JSON-RPC framing on /ws/microservice', () => {
     expect(await table.byService(serviceId)).toEqual([]);
   });
 
-  it('another path is not upgraded', async () => {
+  it('another path is not upgraded: 404, answered rather than dropped', async () => {
     const error = await RpcClient.connect(controller.wsUrl.replace('/ws/microservice', '/ws/other')).then(
       () => undefined,
       (e: unknown) => e,
     );
-    // The server drops the socket without a handshake answer.
-    expect(String(error)).toMatch(/socket hang up|ECONNRESET|closed before/);
+    expect(error).toBeInstanceOf(UpgradeRefused);
+    expect((error as UpgradeRefused).status).toBe(404);
+    expect((error as UpgradeRefused).headers['content-type']).toBe('application/problem+json');
   });
 
   it('replies match requests by id even when several are in flight', async () => {

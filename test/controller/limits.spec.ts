@@ -1,18 +1,74 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import {
   instanceIdOf,
   RpcClient,
   startController,
+  statementsDuring,
   UpgradeRefused,
+  WAIT_MS,
   type TestController,
 } from '../support/controller.js';
-import { token } from '../support/tokens.js';
+import { token, UNTRUSTED } from '../support/tokens.js';
 
 const refusal = (work: Promise<unknown>): Promise<number> =>
   work.then(
     () => 0,
     (error: unknown) => (error instanceof UpgradeRefused ? error.status : -1),
   );
+
+interface Answer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/** An upgrade request by hand, so a refusal's status, headers and body can all be read. */
+function upgrade(wsUrl: string, headers: Record<string, string> = {}, method = 'GET', path?: string): Promise<Answer> {
+  const url = new URL(wsUrl.replace(/^ws/, 'http'));
+  return new Promise((resolve, reject) => {
+    const req = request({
+      host: url.hostname,
+      port: url.port,
+      path: path ?? url.pathname,
+      method,
+      timeout: WAIT_MS,
+      headers: {
+        Connection: 'Upgrade',
+        Upgrade: 'websocket',
+        'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        'Sec-WebSocket-Version': '13',
+        ...headers,
+      },
+    });
+    req.once('upgrade', (_res, socket) => {
+      socket.destroy();
+      reject(new Error('the upgrade was accepted'));
+    });
+    req.once('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.once('timeout', () => req.destroy(new Error('no answer to the upgrade')));
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+/** A problem+json refusal (DESIGN 3 and 8): its status, content type and RFC 9457 members. */
+function expectProblem(answer: Answer, status: number): void {
+  expect(answer.status).toBe(status);
+  expect(answer.headers['content-type']).toBe('application/problem+json');
+  const problem = JSON.parse(answer.body) as Record<string, unknown>;
+  expect(problem).toEqual({
+    type: 'about:blank',
+    title: expect.any(String),
+    status,
+    detail: expect.any(String),
+  });
+}
 
 // DESIGN 2 and 8: sockets without a token have their own small cap and a deadline; all sockets have a cap.
 describe('WS_MAX_UNAUTHENTICATED, WS_MAX_CONNECTIONS and WS_AUTH_TIMEOUT_MS', () => {
@@ -39,6 +95,24 @@ describe('WS_MAX_UNAUTHENTICATED, WS_MAX_CONNECTIONS and WS_AUTH_TIMEOUT_MS', ()
     await ctl.quiesce();
   });
 
+  it('the 503 refusals are problem+json with Retry-After, for either cap', async () => {
+    const anonymous = [await RpcClient.connect(ctl.wsUrl), await RpcClient.connect(ctl.wsUrl)];
+    const overUnauthenticated = await upgrade(ctl.wsUrl);
+    expectProblem(overUnauthenticated, 503);
+    expect(overUnauthenticated.headers['retry-after']).toBe('5');
+    expect(overUnauthenticated.body).toMatch(/WS_MAX_UNAUTHENTICATED/);
+    const withToken = [
+      await RpcClient.connect(ctl.wsUrl, { token: await runtimeToken('svc-lim-f') }),
+      await RpcClient.connect(ctl.wsUrl, { token: await runtimeToken('svc-lim-g') }),
+    ];
+    const overAll = await upgrade(ctl.wsUrl, { Authorization: `Bearer ${await runtimeToken('svc-lim-h')}` });
+    expectProblem(overAll, 503);
+    expect(overAll.headers['retry-after']).toBe('5');
+    expect(overAll.body).toMatch(/WS_MAX_CONNECTIONS/);
+    for (const client of [...anonymous, ...withToken]) await client.close();
+    await ctl.quiesce();
+  });
+
   it('closes a socket that presented no verified token within the deadline with 1008', async () => {
     const idle = await RpcClient.connect(ctl.wsUrl);
     const started = Date.now();
@@ -61,4 +135,43 @@ describe('WS_MAX_UNAUTHENTICATED, WS_MAX_CONNECTIONS and WS_AUTH_TIMEOUT_MS', ()
     await header.close();
     await registered.close();
   });
+});
+
+// DESIGN 8: the upgrade's refusals are problem+json like every HTTP error, the 401 with the Bearer challenge.
+describe('WebSocket upgrade refusals', () => {
+  let ctl: TestController;
+  beforeAll(async () => {
+    ctl = await startController();
+  });
+  afterAll(() => ctl.close());
+
+  it.each<[string, () => Promise<string>]>([
+    ['a token of an untrusted key', () => token({ sid: 's', host: 'h' }, { key: UNTRUSTED })],
+    ['an expired token', () => token({ sid: 's', host: 'h' }, { expiresIn: -3600 })],
+    ['not a JWT', () => Promise.resolve('garbage')],
+  ])('%s: 401 problem+json with error="invalid_token", before any SQL', async (_name, make) => {
+    const credential = await make();
+    const { result: answer, all } = await statementsDuring(() =>
+      upgrade(ctl.wsUrl, { Authorization: `Bearer ${credential}` }),
+    );
+    expectProblem(answer, 401);
+    expect(answer.headers['www-authenticate']).toBe('Bearer realm="bindery", error="invalid_token"');
+    expect(answer.body).not.toContain(credential);
+    expect(all).toEqual([]);
+  });
+
+  it.each<[string, string, Record<string, string>, number, Record<string, string>]>([
+    ['POST', '/ws/microservice', {}, 405, { allow: 'GET' }],
+    ['GET', '/ws/microservice', { 'Sec-WebSocket-Key': 'short' }, 400, {}],
+    ['GET', '/ws/microservice', { 'Sec-WebSocket-Version': '99' }, 400, { 'sec-websocket-version': '13, 8' }],
+    ['GET', '/ws/other', {}, 404, {}],
+    ['GET', '/instances', {}, 404, {}],
+  ])(
+    '%s %s %j (a handshake refused before the token): %d problem+json',
+    async (method, path, headers, status, extra) => {
+      const answer = await upgrade(ctl.wsUrl, headers, method, path);
+      expectProblem(answer, status);
+      expect(answer.headers).toMatchObject(extra);
+    },
+  );
 });

@@ -1,12 +1,15 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { Logger } from '@nestjs/common';
 import { WsAdapter } from '@nestjs/platform-ws';
 import type { MessageMappingProperties } from '@nestjs/websockets';
 import { isObservable, lastValueFrom, type Observable } from 'rxjs';
-import type { RawData, WebSocket } from 'ws';
+import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import { isDatabaseUnavailable } from '#database';
 import { DATABASE_RETRY_AFTER_SEC, ProblemException, reasonOf } from '#platform';
 import { BindingRejectedError, type RpcCall } from '#token-binding';
 import { invalidParams } from './jsonrpc-validation.pipe.js';
+import { refuseUpgrade } from './upgrade-refusal.js';
 import {
   CLOSE_POLICY_VIOLATION,
   failure,
@@ -17,7 +20,20 @@ import {
   type JsonRpcId,
   type JsonRpcRequest,
   type JsonRpcResponse,
+  UNKNOWN_METHOD,
 } from './jsonrpc.js';
+
+type UpgradeListener = (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+/** A ws server Nest registered for a path of the shared HTTP port. */
+type PathServer = WebSocketServer & { readonly path: string };
+
+/** ws's handshake checks that fail (it names them only by message): the status and headers to answer with. */
+function handshakeRefusal(message: string): { status: number; headers: Record<string, string> } {
+  if (message === 'Invalid HTTP method') return { status: 405, headers: { Allow: 'GET' } };
+  if (message.includes('Sec-WebSocket-Version')) return { status: 400, headers: { 'Sec-WebSocket-Version': '13, 8' } };
+  return { status: 400, headers: {} };
+}
 
 function textOf(data: RawData): string {
   if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
@@ -33,6 +49,49 @@ function textOf(data: RawData): string {
  */
 export class JsonRpcWsAdapter extends WsAdapter {
   private readonly rpcLogger = new Logger('JsonRpc');
+  private readonly upgradeListeners = new Map<Server, UpgradeListener>();
+
+  /** ws's handshake refusals (wrong method, missing key or version) are answered as problem+json too. */
+  override create(port: number, options?: Record<string, unknown> & { path?: string }): WebSocketServer {
+    const server = super.create(port, options) as WebSocketServer;
+    server.on('wsClientError', (error: Error, socket: Duplex, request: IncomingMessage) => {
+      const { status, headers } = handshakeRefusal(error.message);
+      refuseUpgrade(request, socket, status, error.message, headers);
+    });
+    return server;
+  }
+
+  /**
+   * Nest's own upgrade listener destroys the socket of an upgrade request for a path without a gateway (no
+   * answer at all); this one answers it 404 problem+json, and hands the others to their ws server.
+   */
+  protected override ensureHttpServerExists(port: number, httpServer: Server = createServer()): Server | undefined {
+    if (this.httpServersRegistry.has(port)) return undefined;
+    this.httpServersRegistry.set(port, httpServer);
+    const listener: UpgradeListener = (request, socket, head) => this.routeUpgrade(port, request, socket, head);
+    httpServer.on('upgrade', listener);
+    this.upgradeListeners.set(httpServer, listener);
+    return httpServer;
+  }
+
+  override async dispose(): Promise<void> {
+    for (const [server, listener] of this.upgradeListeners) server.off('upgrade', listener);
+    this.upgradeListeners.clear();
+    await super.dispose();
+  }
+
+  private routeUpgrade(port: number, request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = request.url ?? '/';
+    const query = url.indexOf('?');
+    const pathname = query === -1 ? url : url.slice(0, query);
+    const servers = (this.wsServersRegistry.get(port) ?? []) as PathServer[];
+    const server = servers.find((candidate) => candidate.path === pathname);
+    if (server === undefined) {
+      refuseUpgrade(request, socket, 404, 'There is no WebSocket endpoint at this path');
+      return;
+    }
+    server.handleUpgrade(request, socket, head, (client) => server.emit('connection', client, request));
+  }
 
   override bindMessageHandlers(
     client: WebSocket,
@@ -68,7 +127,8 @@ export class JsonRpcWsAdapter extends WsAdapter {
     }
     const { request, notification } = parsed;
     const id: JsonRpcId = request.id ?? null;
-    const handler = methods.get(request.method);
+    // An unknown method goes to the gateway's UNKNOWN_METHOD handler when it has one, behind its guards.
+    const handler = methods.get(request.method) ?? methods.get(UNKNOWN_METHOD);
     if (handler === undefined) {
       if (!notification) this.send(client, failure(id, JSONRPC_ERRORS.methodNotFound));
       return;

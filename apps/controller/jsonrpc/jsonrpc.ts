@@ -8,6 +8,14 @@ export type JsonRpcId = string | number | null;
 /** Close code after a rejected token or binding (RFC 6455 policy violation; DESIGN 8). */
 export const CLOSE_POLICY_VIOLATION = 1008;
 
+/**
+ * The handler name a gateway may subscribe to receive every method it has no handler for, so its guards
+ * decide first (DESIGN 8: on a socket without a verified token an unknown method is -32001 too). The
+ * `rpc.` prefix is reserved by JSON-RPC for such internal names; without that handler the adapter answers
+ * -32601 itself.
+ */
+export const UNKNOWN_METHOD = 'rpc.unknown';
+
 export const JSONRPC_ERRORS = {
   parseError: { code: -32700, message: 'Parse error' },
   invalidRequest: { code: -32600, message: 'Invalid Request' },

@@ -1,4 +1,4 @@
-import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { Inject, Logger, UseFilters, type BeforeApplicationShutdown } from '@nestjs/common';
 import {
   ConnectedSocket,
@@ -29,7 +29,8 @@ import {
   unauthorized,
   unavailable,
 } from './registry.errors.js';
-import { CLOSE_POLICY_VIOLATION } from '../jsonrpc/jsonrpc.js';
+import { CLOSE_POLICY_VIOLATION, JSONRPC_ERRORS, JsonRpcError, UNKNOWN_METHOD } from '../jsonrpc/jsonrpc.js';
+import { refuseUpgrade } from '../jsonrpc/upgrade-refusal.js';
 import { RpcAuthenticated } from './rpc-token.guard.js';
 import { RegistryService } from './registry.service.js';
 import type {
@@ -56,7 +57,11 @@ const SHUTDOWN_CLOSE_TIMEOUT_MS = 2000;
  */
 type Socket = Readonly<WebSocket>;
 
-type Accept = (verified: boolean, code?: number, message?: string, headers?: OutgoingHttpHeaders) => void;
+/** ws's verifyClient callback; only ever called to accept: refusals are written by `refuseUpgrade`. */
+type Accept = (verified: true) => void;
+
+/** Seconds a client refused for a full controller is asked to wait (DESIGN 2: `Retry-After` on the 503). */
+const FULL_RETRY_AFTER_SEC = 5;
 
 const REALM = 'Bearer realm="bindery"';
 
@@ -213,6 +218,16 @@ export class RegistryGateway
   }
 
   /**
+   * Every method no handler names (the adapter routes them here): behind the token guard like any call, so
+   * a socket without a verified token gets -32001 and close 1008 (DESIGN 8), a verified one -32601.
+   */
+  @SubscribeMessage(UNKNOWN_METHOD)
+  @RpcAuthenticated()
+  unknownMethod(): never {
+    throw new JsonRpcError(JSONRPC_ERRORS.methodNotFound.code, JSONRPC_ERRORS.methodNotFound.message);
+  }
+
+  /**
    * `session/refresh` `{ jwt }` (DESIGN 8): a newly verified token of the same sid, host and env replaces
    * the socket's, so it outlives the old token's expiry. Not behind `RpcTokenGuard`: the socket's own
    * token may already be expired (within the grace period) when the refresh arrives.
@@ -273,26 +288,28 @@ export class RegistryGateway
   }
 
   private async verifyUpgrade(request: IncomingMessage, accept: Accept): Promise<void> {
-    if (this.connections.stopping) return accept(false, 503, 'Service Unavailable');
-    if (this.connections.size >= this.settings.wsMaxConnections) return this.full(accept, 'WS_MAX_CONNECTIONS');
+    if (this.connections.stopping) return this.unavailable(request, 'The controller is shutting down');
+    if (this.connections.size >= this.settings.wsMaxConnections) return this.full(request, 'WS_MAX_CONNECTIONS');
     const credential = bearerCredential(request.headers.authorization);
     // Without Bearer credentials (no header, another scheme, `Bearer` alone: RFC 6750 3.1) the upgrade
     // proceeds; `service/register` then needs `params.jwt` (DESIGN 8).
     if (credential.kind === 'none') {
       // Sockets without a token have their own cap, so they can never use up the slots of registered ones.
       if (this.connections.unauthenticated >= this.settings.wsMaxUnauthenticated) {
-        return this.full(accept, 'WS_MAX_UNAUTHENTICATED');
+        return this.full(request, 'WS_MAX_UNAUTHENTICATED');
       }
       return accept(true);
     }
     const refuse = (): void =>
-      accept(false, 401, 'Unauthorized', { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
+      refuseUpgrade(request, request.socket, 401, 'The bearer token is invalid', {
+        'WWW-Authenticate': `${REALM}, error="invalid_token"`,
+      });
     if (credential.kind === 'malformed') return refuse();
     const { token } = credential;
     try {
       await this.verifier.verify(token);
     } catch (error) {
-      if (error instanceof KeySourceUnavailableError) return accept(false, 503, 'Service Unavailable');
+      if (error instanceof KeySourceUnavailableError) return this.unavailable(request, 'Token keys are unavailable');
       return refuse();
     }
     this.upgradeTokens.set(request, token);
@@ -324,9 +341,14 @@ export class RegistryGateway
     client.send(JSON.stringify({ jsonrpc: '2.0', method: 'discovery/changed', params }));
   }
 
-  private full(accept: Accept, limit: string): void {
+  private full(request: IncomingMessage, limit: string): void {
     this.logger.warn({ limit }, 'WebSocket upgrade refused: connection limit reached');
-    accept(false, 503, 'Service Unavailable', { 'Retry-After': '5' });
+    this.unavailable(request, `The controller holds as many sockets as ${limit} allows`);
+  }
+
+  /** 503 with `Retry-After` (DESIGN 3): the client may try again soon, here or on another replica. */
+  private unavailable(request: IncomingMessage, detail: string): void {
+    refuseUpgrade(request, request.socket, 503, detail, { 'Retry-After': String(FULL_RETRY_AFTER_SEC) });
   }
 
   /** Liveness (DESIGN 8): a socket that did not answer the previous ping is dropped; the others are pinged. */

@@ -1,0 +1,39 @@
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { PROBLEM_CONTENT_TYPE, titleFor, type Problem } from '#platform';
+
+/**
+ * Answers an HTTP upgrade request that is not upgraded, as problem+json like every HTTP error (DESIGN 3 and
+ * 8), on the raw socket, then closes it. ws's own refusals (`verifyClient`'s `accept(false, ...)`, its
+ * handshake checks) write `text/html`, so every refusal of the controller goes through here instead.
+ */
+export function refuseUpgrade(
+  request: IncomingMessage,
+  socket: Duplex,
+  status: number,
+  detail: string,
+  headers: Readonly<Record<string, string>> = {},
+): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const problem: Problem = { type: 'about:blank', title: titleFor(status), status, detail };
+  const body = JSON.stringify(problem);
+  const fields: Record<string, string> = {
+    ...headers,
+    Connection: 'close',
+    'Content-Type': PROBLEM_CONTENT_TYPE,
+    'Content-Length': String(Buffer.byteLength(body)),
+  };
+  const head =
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
+    Object.entries(fields)
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\r\n') +
+    '\r\n\r\n';
+  // Destroyed once written: the client may still be sending (the socket was never an HTTP keep-alive one).
+  socket.once('finish', () => socket.destroy());
+  // HEAD answers like GET without a body (DESIGN 3).
+  socket.end(request.method === 'HEAD' ? head : head + body);
+}
