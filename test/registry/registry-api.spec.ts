@@ -16,6 +16,8 @@ interface ServerEvent {
 class EventReader {
   readonly events: ServerEvent[] = [];
   ended = false;
+  /** When the response ended cleanly (its last chunk arrived), as opposed to a reset. */
+  endedCleanlyAt: number | undefined;
 
   private constructor(
     readonly response: IncomingMessage,
@@ -31,6 +33,7 @@ class EventReader {
         buffered = buffered.slice(end + 2);
       }
     });
+    response.on('end', () => (this.endedCleanlyAt = Date.now()));
     response.on('close', () => (this.ended = true));
   }
 
@@ -144,5 +147,43 @@ describe('the registry on the api (DESIGN 13)', () => {
     await second.close();
     expect(Date.now() - started).toBeLessThan(3000);
     await waitFor(() => reader.ended, 'the stream to end');
+  });
+
+  it('ends a stream with an expired event when its token stops being accepted, and keeps a long-lived one open', async () => {
+    // exp plus the verifier's clock tolerance, made 1 s here so the test waits seconds, not the default 30.
+    const short = await listenApi({ JWT_CLOCK_TOLERANCE_SEC: '1' });
+    try {
+      const expiring = await token({ sub: 'root', scope: 'portal.admin' }, { expiresIn: 2 });
+      const exp = (JSON.parse(Buffer.from(expiring.split('.')[1] ?? '', 'base64url').toString()) as { exp: number })
+        .exp;
+      // 40 days: beyond setTimeout's longest delay, which would otherwise fire at once.
+      const lasting = await token({ sub: 'root', scope: 'portal.admin' }, { expiresIn: 40 * 86_400 });
+      const ending = await EventReader.open(`${short.url}/registry/changes`, expiring);
+      const staying = await EventReader.open(`${short.url}/registry/changes`, lasting);
+      expect([ending.response.statusCode, staying.response.statusCode]).toEqual([200, 200]);
+      await waitFor(() => ending.endedCleanlyAt !== undefined, 'the expiring stream to end', 6000);
+      const acceptedUntil = (exp + 1) * 1000;
+      expect(ending.endedCleanlyAt).toBeGreaterThanOrEqual(acceptedUntil - 50);
+      expect(ending.endedCleanlyAt).toBeLessThan(acceptedUntil + 1500);
+      expect(ending.events.map((e) => e.event)).toEqual(['ready', 'expired']);
+      // The same token is refused from then on: a reconnect gets 401, not another stream that ends at once.
+      expect((await call(short, 'GET', '/registry/changes', { token: expiring })).statusCode).toBe(401);
+
+      const serviceId = unique('after-exp');
+      const { client } = await runtime(serviceId);
+      await waitFor(
+        () =>
+          staying.events.some((e) => e.event === 'change' && (e.data as { serviceId: string }).serviceId === serviceId),
+        'a change on the long-lived stream',
+        2000,
+      );
+      expect(staying.ended).toBe(false);
+      expect(staying.events.some((e) => e.event === 'expired')).toBe(false);
+      staying.close();
+      client.socket.close();
+      await client.closed;
+    } finally {
+      await short.close();
+    }
   });
 });

@@ -11,6 +11,8 @@ export const HEARTBEAT_MS = 15_000;
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** How long the browser's EventSource-style reader waits before reconnecting. */
 const RETRY_MS = 2000;
+/** setTimeout's longest delay (about 24.8 days); Node runs a longer one after 1 ms, so it is waited in steps. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** One registry change: re-read `GET /registry/instances` (the payload names what changed, never the new state). */
 export interface RegistryChange {
@@ -21,7 +23,8 @@ export interface RegistryChange {
 /**
  * `GET /registry/changes` (DESIGN 13): the same `LISTEN bindery_registry` the controllers follow, fanned
  * out as `text/event-stream` to operators. Events: `ready` once, `change` per registry row change,
- * `resync` after the listening session reconnected (notifications may have been lost: re-read everything).
+ * `resync` after the listening session reconnected (notifications may have been lost: re-read everything),
+ * and `expired` just before the stream ends because its token is no longer accepted (DESIGN 8).
  */
 @Injectable()
 export class RegistryChangesService implements BeforeApplicationShutdown {
@@ -32,8 +35,11 @@ export class RegistryChangesService implements BeforeApplicationShutdown {
 
   constructor(private readonly session: ControlSession) {}
 
-  /** A new stream, already listening: a change committed after this resolves is on it. */
-  async open(): Promise<Readable> {
+  /**
+   * A new stream, already listening: a change committed after this resolves is on it. At `expiresAtMs` it
+   * sends `expired` and ends cleanly: the client reconnects with a newer token (or signs in again).
+   */
+  async open(expiresAtMs: number): Promise<Readable> {
     if (this.streams.size >= MAX_STREAMS) {
       throw new ProblemException(503, `More than ${MAX_STREAMS} registry streams are open; retry shortly`, {
         headers: { 'retry-after': '1' },
@@ -42,8 +48,15 @@ export class RegistryChangesService implements BeforeApplicationShutdown {
     await this.listen();
     const stream = new PassThrough();
     this.streams.add(stream);
-    stream.on('close', () => this.streams.delete(stream));
     stream.write(`retry: ${RETRY_MS}\nevent: ready\ndata: {}\n\n`);
+    const expiry = endAt(expiresAtMs, () => {
+      this.streams.delete(stream);
+      stream.end('event: expired\ndata: {}\n\n');
+    });
+    stream.on('close', () => {
+      expiry.cancel();
+      this.streams.delete(stream);
+    });
     this.heartbeat ??= setInterval(() => this.broadcast(': ping\n\n'), HEARTBEAT_MS).unref();
     return stream;
   }
@@ -87,4 +100,19 @@ export class RegistryChangesService implements BeforeApplicationShutdown {
       else stream.write(text);
     }
   }
+}
+
+/** Runs `end` at `atMs` (wall clock), however far ahead; `cancel` stops it. */
+function endAt(atMs: number, end: () => void): { cancel(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const wait = (): void => {
+    const left = atMs - Date.now();
+    if (left <= 0) {
+      end();
+      return;
+    }
+    timer = setTimeout(wait, Math.min(left, MAX_TIMER_MS)).unref();
+  };
+  wait();
+  return { cancel: () => clearTimeout(timer) };
 }

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '
 import type { FastifyReply } from 'fastify';
 import { problemResponse } from '#platform';
 import { InstancePage, ListInstancesQuery } from '#registry';
-import { Authenticated, SCOPE_ADMIN } from '#token-binding';
+import { Authenticated, CurrentPrincipal, SCOPE_ADMIN, TokenVerifier, type Principal } from '#token-binding';
 import { RegistryChangesService } from './registry-changes.service.js';
 import { RegistryService } from './registry.service.js';
 
@@ -14,6 +14,7 @@ export class RegistryController {
   constructor(
     private readonly registry: RegistryService,
     private readonly changes: RegistryChangesService,
+    private readonly verifier: TokenVerifier,
   ) {}
 
   @Get('instances')
@@ -31,7 +32,8 @@ export class RegistryController {
     summary: 'Registry changes as an event stream (ready, then change per changed instance, resync after a gap)',
     description:
       'Read with fetch and the Authorization header. A change event carries {hostId, serviceId}: re-read ' +
-      '/registry/instances. There is no replay: after reconnecting, re-read the list.',
+      '/registry/instances. There is no replay: after reconnecting, re-read the list. The stream ends with an ' +
+      'expired event when its token stops being accepted (exp plus the clock tolerance): reconnect with a newer token.',
   })
   @ApiProduces('text/event-stream')
   @ApiResponse({
@@ -40,8 +42,8 @@ export class RegistryController {
     content: { 'text/event-stream': { schema: { type: 'string' } } },
   })
   @ApiResponse(problemResponse(503, 'Too many open streams, or the database is unavailable'))
-  async stream(@Res() reply: FastifyReply): Promise<void> {
-    const stream = await this.changes.open();
+  async stream(@CurrentPrincipal() principal: Principal, @Res() reply: FastifyReply): Promise<void> {
+    const stream = await this.changes.open(acceptedUntilMs(principal, this.verifier.policy.clockToleranceSec));
     await reply
       .header('content-type', 'text/event-stream; charset=utf-8')
       .header('cache-control', 'no-store')
@@ -49,4 +51,14 @@ export class RegistryController {
       .header('x-accel-buffering', 'no')
       .send(stream);
   }
+}
+
+/**
+ * When the verifier stops accepting this token: `exp` plus the clock tolerance (DESIGN 8). The same moment a
+ * reconnect with the same token is refused, so a client never loops on streams that end at once.
+ */
+export function acceptedUntilMs(principal: Principal, clockToleranceSec: number): number {
+  const exp = principal.claims.exp;
+  // Verification requires `exp`; without one (a wiring fault) the stream ends at once rather than never.
+  return typeof exp === 'number' ? (exp + clockToleranceSec) * 1000 : 0;
 }
