@@ -101,6 +101,76 @@ describeInBrowser('the operator console in headless Chromium', () => {
     await page.close();
   });
 
+  it('asks before a link’s token replaces an active session, naming both subjects; keep is the default', async () => {
+    const reader = await callers.reader('h-reader');
+    const page = await signedIn('Tags');
+    const errors = pageErrors(page);
+    const views = () => page.getByRole('navigation', { name: 'Views' }).getByRole('link').allTextContents();
+    const who = () => page.locator('#who span').textContent();
+    const stored = () => page.evaluate('sessionStorage.getItem("bindery.token")');
+    expect(await views()).toEqual(['Tags', 'Config', 'Instances', 'Events']);
+
+    // A full page load of a link carrying another token, with this tab's session active: a question, not a switch.
+    await page.goto('about:blank');
+    await page.goto(`${api.url}/console#token=${reader}`);
+    const question = page.getByRole('region', { name: 'Switch identity?' });
+    await question.waitFor();
+    expect(page.url()).toMatch(/\/console#\/tags$/);
+    const text = (await question.textContent()) ?? '';
+    expect(text).toContain('signed in as ops-alice');
+    expect(text).toContain('a token for r-h-reader');
+    expect(await who()).toMatch(/^ops-alice /);
+    await expectAccessible(page);
+    // Keep is focused: Enter declines, and the page goes on as ops-alice with the admin views.
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Tags', level: 1 }).waitFor();
+    expect(await stored()).toBe(operator);
+    expect(await views()).toEqual(['Tags', 'Config', 'Instances', 'Events']);
+    expect(await who()).toMatch(/^ops-alice /);
+    // An admin-only request still succeeds: the identity the page acts as is unchanged.
+    await page.getByRole('link', { name: 'Instances' }).click();
+    await page.getByText('Live', { exact: true }).waitFor();
+
+    // The same link followed within the page (only the fragment changes): asked again; this time switch.
+    await page.goto(`${api.url}/console#token=${reader}`);
+    await question.waitFor();
+    expect(page.url()).not.toContain('token=');
+    await page.getByRole('button', { name: 'Switch to r-h-reader' }).click();
+    await page.getByRole('heading', { name: 'Tags', level: 1 }).waitFor();
+    expect(await stored()).toBe(reader);
+    expect(await views()).toEqual(['Tags', 'Events']);
+    expect(await who()).toMatch(/^r-h-reader @ h-reader /);
+
+    // A link carrying the token already in use asks nothing.
+    await page.goto(`${api.url}/console#token=${reader}`);
+    await page.getByRole('heading', { name: 'Tags', level: 1 }).waitFor();
+    expect(await question.count()).toBe(0);
+    expect(page.url()).not.toContain('token=');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('returns to sign-in, saying why, when the api ends the Instances stream because the token expired', async () => {
+    // A clock tolerance of 1 s: the api ends the stream at exp + 1 s, when the token stops being accepted.
+    const own = await listenApi({ CONTROLLER_HOST_ID: controller.hostId, JWT_CLOCK_TOLERANCE_SEC: '1' });
+    const page = await browser.newPage();
+    page.setDefaultTimeout(PAGE_TIMEOUT_MS);
+    try {
+      const brief = await token({ sub: 'ops-brief', scope: 'portal.admin' }, { expiresIn: 3 });
+      await page.goto(`${own.url}/console#token=${brief}`);
+      await page.getByRole('link', { name: 'Instances' }).click();
+      await page.getByText('Live', { exact: true }).waitFor();
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor({ timeout: 8000 });
+      expect(await page.getByRole('alert').textContent()).toBe(
+        'The api refused the token: The token has expired; sign in with a new one.',
+      );
+      expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    } finally {
+      await page.close();
+      await own.close();
+    }
+  }, 30_000);
+
   it('shows a refused token in words on the sign-in page', async () => {
     const page = await browser.newPage();
     page.setDefaultTimeout(PAGE_TIMEOUT_MS);

@@ -27,14 +27,64 @@ const CONNECTION_TEXT: Readonly<Record<ConnectionState, string>> = {
 };
 
 let leave: AbortController | undefined;
+/** A token from a link that arrived while a session was active: shown as a question until answered (DESIGN 13). */
+let offered: string | undefined;
 
-/** `#token=…` from `npm start`: stored for this tab, then removed from the address bar and history. */
+/**
+ * `#token=…` (from `npm start`, or any link): removed from the address bar and history at once, whatever
+ * follows. Taken at once only when no session is active; otherwise it waits for the operator's answer, so a
+ * link cannot switch the identity the operator acts as without them noticing.
+ */
 function takeTokenFromFragment(): void {
-  const fragment = new URLSearchParams(location.hash.slice(1));
-  const token = fragment.get('token');
-  if (token === null) return;
-  storeToken(token);
+  const token = new URLSearchParams(location.hash.slice(1)).get('token')?.trim();
+  if (token === undefined) return;
   history.replaceState(null, '', `${location.pathname}#/tags`);
+  const current = storedToken();
+  if (current === null || identityOf(current) === null) {
+    if (token !== '') storeToken(token);
+    offered = undefined;
+  } else if (token !== current) {
+    offered = token;
+  }
+}
+
+/** The label an operator recognises an identity by: its subject, host and scopes. */
+function describe(identity: Identity): string {
+  const scopes = [...identity.scopes].join(' ') || 'no scopes';
+  return `${identity.subject}${identity.host === null ? '' : ` @ ${identity.host}`} (${scopes})`;
+}
+
+/** Asks before a link's token replaces the active session, naming both subjects; keeping is the default. */
+function askToSwitch(main: HTMLElement, current: Identity, token: string): void {
+  const next = identityOf(token);
+  const answer = (take: boolean): void => {
+    offered = undefined;
+    if (take) storeToken(token);
+    render();
+  };
+  const keep = h('button', { type: 'button', onclick: () => answer(false) }, `Keep ${current.subject}`);
+  document.title = 'Switch identity? · Bindery console';
+  replace(
+    main,
+    h(
+      'section',
+      { class: 'confirm', 'aria-labelledby': 'switch-title' },
+      h('h1', { id: 'switch-title' }, 'Switch identity?'),
+      h('p', {}, `You are signed in as ${describe(current)}.`),
+      next === null
+        ? h('p', {}, 'The link you opened carried something that is not a token (three dot-separated parts).')
+        : h('p', {}, `The link you opened carries a token for ${describe(next)}.`),
+      h(
+        'div',
+        { class: 'actions' },
+        keep,
+        next === null
+          ? null
+          : h('button', { type: 'button', class: 'danger', onclick: () => answer(true) }, `Switch to ${next.subject}`),
+      ),
+    ),
+  );
+  keep.focus();
 }
 
 function render(notice?: string): void {
@@ -73,9 +123,13 @@ function render(notice?: string): void {
   const scopes = [...identity.scopes].join(' ') || 'no scopes';
   replace(
     who,
-    h('span', {}, `${identity.subject}${identity.host === null ? '' : ` @ ${identity.host}`} (${scopes})`),
+    h('span', {}, describe(identity)),
     h('button', { type: 'button', onclick: () => signOut() }, 'Sign out'),
   );
+  if (offered !== undefined) {
+    askToSwitch(main, identity, offered);
+    return;
+  }
   if (current === undefined) {
     replace(main, h('h1', {}, 'Nothing to show'), errorBox(`This token's scopes (${scopes}) allow no console view.`));
     return;
@@ -97,6 +151,7 @@ function render(notice?: string): void {
 }
 
 function signOut(notice?: string): void {
+  offered = undefined;
   forgetToken();
   history.replaceState(null, '', `${location.pathname}#/tags`);
   render(notice);
@@ -130,6 +185,8 @@ function signIn(main: HTMLElement, notice: string | undefined): void {
 
 takeTokenFromFragment();
 window.addEventListener('hashchange', () => {
+  // Moving to another view answers an open question with "keep".
+  offered = undefined;
   takeTokenFromFragment();
   render();
 });

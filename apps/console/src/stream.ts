@@ -9,7 +9,7 @@ export interface StreamHandlers {
   onEvent(event: StreamEvent): void;
   /** `true` while connected; `false` from a failure until the next successful connect. */
   onConnection(connected: boolean): void;
-  /** The api refused the stream (401/403): retrying would not help. */
+  /** The api refused the stream (401/403), or ended it because the token expired: retrying would not help. */
   onRefused(error: ApiError): void;
 }
 
@@ -38,7 +38,16 @@ export async function followStream(
       }
       if (!response.ok || response.body === null) throw new Error(`stream answered ${response.status}`);
       handlers.onConnection(true);
-      await readEvents(response.body, handlers.onEvent);
+      let expired = false;
+      await readEvents(response.body, (event) => {
+        if (event.event === 'expired') expired = true;
+        else handlers.onEvent(event);
+      });
+      // The api ends a stream when its token stops being accepted (DESIGN 8): this token cannot reconnect.
+      if (expired) {
+        handlers.onRefused(new ApiError(401, 'The token has expired; sign in with a new one.'));
+        return;
+      }
     } catch {
       if (signal.aborted) return;
     }
