@@ -68,6 +68,52 @@ describe('RemoteJwksKeyStore', () => {
     expect(state.fetches).toBe(2);
   });
 
+  it('re-reads the JWKS every refreshMs: a dropped key is no longer held, an unchanged one keeps its object', async () => {
+    const stays = jwk('stays');
+    const state = { keys: [jwk('gone'), stays] as object[], fetches: 0, fail: false };
+    const fakeFetch = (() => {
+      state.fetches += 1;
+      if (state.fail) return Promise.reject(new Error('ECONNREFUSED'));
+      return Promise.resolve(new Response(JSON.stringify({ keys: state.keys })));
+    }) as typeof fetch;
+    const store = new RemoteJwksKeyStore({ uri: 'https://issuer.test/jwks', fetch: fakeFetch, refreshMs: 30 });
+    const afterTwoMoreFetches = async () => {
+      const seen = state.fetches;
+      while (state.fetches < seen + 2) await new Promise((r) => setTimeout(r, 5));
+    };
+    try {
+      const gone = await store.keyFor('gone');
+      const kept = await store.keyFor('stays');
+      expect(store.holds(gone) && store.holds(kept)).toBe(true);
+      // Nobody asks for a key meanwhile: the timer alone re-reads it.
+      state.keys = [stays];
+      await afterTwoMoreFetches();
+      expect(store.holds(gone)).toBe(false);
+      expect(store.current('gone')).toBeUndefined();
+      expect(store.holds(kept)).toBe(true);
+      expect(store.current('stays')).toBe(kept);
+      // An unreachable JWKS withdraws nothing: it cannot tell that a key left.
+      state.fail = true;
+      await afterTwoMoreFetches();
+      expect(store.holds(kept)).toBe(true);
+      // A key replaced under the same kid is a new key: the old object is no longer held.
+      state.fail = false;
+      state.keys = [jwk('stays')];
+      await afterTwoMoreFetches();
+      expect(store.holds(kept)).toBe(false);
+      expect(store.current('stays')).not.toBe(kept);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('StaticKeyStore holds exactly its own keys', () => {
+    const store = StaticKeyStore.fromJwks({ keys: [jwk('a')] });
+    expect(store.holds(store.keyFor('a'))).toBe(true);
+    expect(store.current('a')).toBe(store.keyFor('a'));
+    expect(store.holds(ec().publicKey)).toBe(false);
+  });
+
   it('reports an unreachable JWKS as unavailable, not as a bad token', async () => {
     const failing = (() => Promise.reject(new Error('ECONNREFUSED'))) as typeof fetch;
     const store = new RemoteJwksKeyStore({ uri: 'https://issuer.test/jwks', fetch: failing });

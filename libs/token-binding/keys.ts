@@ -20,6 +20,13 @@ export class KeySourceUnavailableError extends Error {
 export interface KeyStore {
   /** The public key for a token with this `kid`; parsed once, never per request. */
   keyFor(kid: string | undefined): KeyObject | Promise<KeyObject>;
+  /** The key `keyFor` would answer now, without fetching; undefined when there is none. */
+  current(kid: string | undefined): KeyObject | undefined;
+  /**
+   * Whether `key` is still trusted (DESIGN 6.1: a key that left the JWKS is refused from then on). On the
+   * path of every remembered verification, so a Set lookup: an unchanged key keeps its object across reloads.
+   */
+  holds(key: KeyObject): boolean;
 }
 
 interface Jwks {
@@ -50,8 +57,11 @@ function pick(keys: ReadonlyMap<string, KeyObject>, kid: string | undefined): Ke
 
 /** Keys known at start: a JWKS file, a PEM public key file, or the dev key. */
 export class StaticKeyStore implements KeyStore {
+  private readonly held: ReadonlySet<KeyObject>;
+
   constructor(private readonly keys: ReadonlyMap<string, KeyObject>) {
     if (keys.size === 0) throw new Error('no usable public key');
+    this.held = new Set(keys.values());
   }
 
   static fromJwks(jwks: Jwks): StaticKeyStore {
@@ -75,42 +85,61 @@ export class StaticKeyStore implements KeyStore {
     if (key === undefined) throw new UnknownKeyError(`no key for kid ${kid ?? '(none)'}`);
     return key;
   }
+
+  current(kid: string | undefined): KeyObject | undefined {
+    return pick(this.keys, kid);
+  }
+
+  holds(key: KeyObject): boolean {
+    return this.held.has(key);
+  }
 }
 
 export interface RemoteJwksOptions {
   readonly uri: string;
   /** Least time between two fetches caused by unknown `kid`s: a flood of forged kids costs one fetch. */
   readonly minRefetchIntervalMs?: number;
-  /** Keys are refreshed in the background after this long. */
-  readonly maxAgeMs?: number;
+  /** The JWKS is re-read at least this often (`JWT_JWKS_REFRESH_SEC`); keys that left it are dropped. */
+  readonly refreshMs?: number;
   readonly timeoutMs?: number;
   readonly fetch?: typeof fetch;
 }
 
-/** Keys from `JWT_JWKS_URI`: fetched once, cached, refetched on an unknown `kid` at most once per interval. */
+/**
+ * Keys from `JWT_JWKS_URI`: fetched once, cached, re-read every `refreshMs` by a timer (so a key that left
+ * the JWKS is refused even while only remembered verifications use it), and refetched on an unknown `kid`
+ * at most once per interval. A failed re-read keeps the keys it had: an outage of the issuer's JWKS must
+ * not refuse every token, and it cannot tell that a key was withdrawn.
+ */
 export class RemoteJwksKeyStore implements KeyStore {
   private keys = new Map<string, KeyObject>();
+  private held = new Set<KeyObject>();
   private fetchedAt = 0;
   private lastAttemptAt = 0;
   private lastAttemptFailed = false;
   private inFlight: Promise<void> | undefined;
   private readonly minRefetchIntervalMs: number;
-  private readonly maxAgeMs: number;
+  private readonly refreshMs: number;
   private readonly timeoutMs: number;
   private readonly fetchImpl: typeof fetch;
+  private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly options: RemoteJwksOptions) {
-    this.minRefetchIntervalMs = options.minRefetchIntervalMs ?? 30_000;
-    this.maxAgeMs = options.maxAgeMs ?? 600_000;
+    this.refreshMs = options.refreshMs ?? 300_000;
+    this.minRefetchIntervalMs = options.minRefetchIntervalMs ?? Math.min(30_000, this.refreshMs);
     this.timeoutMs = options.timeoutMs ?? 5_000;
     this.fetchImpl = options.fetch ?? fetch;
+    // A timer, not only the next request: remembered verifications never ask the store for a key.
+    this.timer = setInterval(() => void this.refresh().catch(() => undefined), this.refreshMs);
+    this.timer.unref();
   }
 
   keyFor(kid: string | undefined): KeyObject | Promise<KeyObject> {
     const age = Date.now() - this.fetchedAt;
     const key = pick(this.keys, kid);
     if (key !== undefined) {
-      if (age > this.maxAgeMs) void this.refresh().catch(() => undefined);
+      // A backstop for a timer that fell behind (a blocked event loop): refresh in the background.
+      if (age > this.refreshMs * 2) void this.refresh().catch(() => undefined);
       return key;
     }
     // A failed fetch is retried after a second; a successful one only after the full interval.
@@ -124,6 +153,19 @@ export class RemoteJwksKeyStore implements KeyStore {
       if (found === undefined) throw new UnknownKeyError(`no key for kid ${kid ?? '(none)'}`);
       return found;
     });
+  }
+
+  current(kid: string | undefined): KeyObject | undefined {
+    return pick(this.keys, kid);
+  }
+
+  holds(key: KeyObject): boolean {
+    return this.held.has(key);
+  }
+
+  /** Stops the refresh timer (it is unref'd, so a process exits without this). */
+  close(): void {
+    clearInterval(this.timer);
   }
 
   private refresh(): Promise<void> {
@@ -148,7 +190,19 @@ export class RemoteJwksKeyStore implements KeyStore {
       throw new KeySourceUnavailableError(`JWKS fetch failed: ${(error as Error).message}`);
     }
     if (!isJwks(body)) throw new KeySourceUnavailableError('JWKS response has no "keys" array');
-    this.keys = parseJwks(body);
+    let next: Map<string, KeyObject>;
+    try {
+      next = parseJwks(body);
+    } catch (error) {
+      throw new KeySourceUnavailableError(`JWKS holds an unusable key: ${(error as Error).message}`);
+    }
+    // An unchanged key keeps its object, so verifications remembered with it stay valid (`holds`).
+    for (const [kid, key] of next) {
+      const previous = this.keys.get(kid);
+      if (previous?.equals(key) === true) next.set(kid, previous);
+    }
+    this.keys = next;
+    this.held = new Set(next.values());
     this.fetchedAt = Date.now();
     this.lastAttemptFailed = false;
   }

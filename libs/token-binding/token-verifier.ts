@@ -30,8 +30,14 @@ export interface VerificationPolicy {
 export class TokenVerifier {
   readonly options: Readonly<VerifyOptions> & { readonly algorithms: Algorithm[] };
   private readonly clockToleranceMs: number;
-  /** Exact token text -> its principal, until it expires (plus tolerance) or a minute passes. */
-  private readonly verified = new Map<string, { readonly principal: Principal; readonly until: number }>();
+  /**
+   * Exact token text -> its principal, until it expires (plus tolerance) or a minute passes, and the key
+   * that verified it: an entry counts only while the key store still holds that key (DESIGN 6.1).
+   */
+  private readonly verified = new Map<
+    string,
+    { readonly principal: Principal; readonly until: number; readonly key: KeyObject }
+  >();
 
   constructor(
     private readonly keys: KeyStore,
@@ -61,7 +67,7 @@ export class TokenVerifier {
   remembered(token: string): Principal | undefined {
     const known = this.verified.get(token);
     if (known === undefined) return undefined;
-    if (Date.now() < known.until) return known.principal;
+    if (Date.now() < known.until && this.keys.holds(known.key)) return known.principal;
     this.verified.delete(token);
     return undefined;
   }
@@ -77,24 +83,38 @@ export class TokenVerifier {
     } catch (error) {
       throw new InvalidTokenError((error as Error).name);
     }
-    return this.accept(token, payload);
+    return this.remember(token, payload, key);
   }
 
-  /** Turns a payload that passed verification into the principal, remembering the token. */
+  /**
+   * Turns a payload that passed verification (passport-jwt, with the key from `keyFor`) into the principal,
+   * remembering the token with the key its `kid` names now; not remembered when the store no longer has one.
+   */
   accept(token: string, payload: JWTPayload): Principal {
+    // The header passed `screenToken` in `keyFor`; only its `kid` is read again.
+    const header = JSON.parse(Buffer.from(token.slice(0, token.indexOf('.')), 'base64url').toString('utf8')) as {
+      kid?: unknown;
+    };
+    return this.remember(token, payload, this.keys.current(typeof header.kid === 'string' ? header.kid : undefined));
+  }
+
+  private remember(token: string, payload: JWTPayload, key: KeyObject | undefined): Principal {
     const principal = principalOf(payload);
+    if (key === undefined || !this.keys.holds(key)) return principal;
     const expMs = (payload.exp as number) * 1000;
     const until = Math.min(expMs + this.clockToleranceMs, Date.now() + VERIFIED_CACHE_MS);
     // The oldest entry makes room: the map keeps insertion order.
     if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value as string);
-    this.verified.set(token, { principal, until });
+    this.verified.set(token, { principal, until, key });
     return principal;
   }
 }
 
 /** Builds the key store the settings name: a JWKS URL, a JWKS or PEM file, or the dev key. */
 export async function keyStoreFor(settings: Settings): Promise<KeyStore> {
-  if (settings.jwt.jwksUri !== undefined) return new RemoteJwksKeyStore({ uri: settings.jwt.jwksUri });
+  if (settings.jwt.jwksUri !== undefined) {
+    return new RemoteJwksKeyStore({ uri: settings.jwt.jwksUri, refreshMs: settings.jwt.jwksRefreshSec * 1000 });
+  }
   if (settings.jwt.jwksFile !== undefined) return StaticKeyStore.fromFile(settings.jwt.jwksFile);
   // The built-in issuer alone: trust exactly its keys (all of them, so a rotation needs no restart order).
   if (settings.tokenIssuer.keyFile !== undefined) {
