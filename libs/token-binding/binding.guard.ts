@@ -35,11 +35,11 @@ const BINDING_QUERY = ['host', 'serviceId', 'envTag'] as const;
  * A binding query parameter given more than once names several contexts: 400, decided here, before the
  * binding and before any database access (DESIGN 3).
  */
-function singleQueryValue(query: Readonly<Record<string, unknown>>, name: string): string | undefined {
+function singleQueryValue(query: Readonly<Record<string, unknown>>, name: string): unknown {
   const raw = query[name];
   if (Array.isArray(raw))
     throw badRequest(`${name} must not be repeated`, [{ field: name, message: `${name} must not be repeated` }]);
-  return typeof raw === 'string' ? raw : undefined;
+  return raw;
 }
 
 const BINDING_RULE = Symbol('bindingRule');
@@ -73,13 +73,6 @@ export class BindingRejectedError extends Error {
 const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** A param the rule compares, when it is a non-blank string; `null` when it is present but malformed. */
-function rpcParam(params: Readonly<Record<string, unknown>>, name: string): string | undefined | null {
-  const value = params[name];
-  if (value === undefined) return undefined;
-  return typeof value === 'string' && value.trim() !== '' ? value : null;
-}
-
 /**
  * The binding rule (DESIGN 6.2, 6.3, 8) on both transports, over the one pure `decideBinding`: it reads the
  * verified claims (set by `BearerAuthGuard` or the controller's token guard) and the request context, the
@@ -104,9 +97,8 @@ export class TokenBindingGuard implements CanActivate {
     // No principal means the guard runs without a token guard: decideBinding fails closed on it.
     const claims = principalOfContext(context)?.claims;
     const ws = context.getType() === 'ws';
+    // Every call is decided here, whatever its params hold: the guard never defers to validation (6.3 rule 5).
     const target = ws ? this.rpcTarget(kind, context) : this.httpTarget(kind, context);
-    // A compared param that is not a non-blank string cannot match anything; validation answers it (-32602).
-    if (target === undefined) return true;
     const decision = this.enforcer.check(target.endpoint, claims, target.request);
     if (decision.allowed) return true;
     if (ws) {
@@ -128,16 +120,16 @@ export class TokenBindingGuard implements CanActivate {
     return { endpoint, request: { kind, host, serviceId, envTag } };
   }
 
-  private rpcTarget(kind: BindingKind, context: ExecutionContext): Target | undefined {
+  private rpcTarget(kind: BindingKind, context: ExecutionContext): Target {
     const call = context.switchToWs().getData<RpcCall>();
     const controllerHostId = this.settings.controllerHostId;
     if (kind === 'lookup') return { endpoint: call.method, request: { kind, controllerHostId } };
     if (kind !== 'register') throw new Error(`binding rule ${kind} has no JSON-RPC form`);
     const params = isRecord(call.params) ? call.params : {};
-    const serviceId = rpcParam(params, 'serviceId');
-    const envTag = rpcParam(params, 'envTag');
-    if (serviceId === undefined || serviceId === null || envTag === null) return undefined;
-    return { endpoint: call.method, request: { kind, controllerHostId, serviceId, envTag } };
+    return {
+      endpoint: call.method,
+      request: { kind, controllerHostId, serviceId: params.serviceId, envTag: params.envTag },
+    };
   }
 }
 

@@ -3,20 +3,24 @@
  * environment. One pure function decides it for the config server and for the controller.
  */
 
+/**
+ * What a call asks for, as it arrived: request values are `unknown` because the rule runs before
+ * validation, so it must decide every shape itself (a value it cannot compare is refused, never skipped).
+ */
 export type BindingRequest =
   | {
       /** `GET /config-server/{configs,certs,files}`. */
       readonly kind: 'config';
-      readonly host: string | undefined;
-      readonly serviceId: string | undefined;
-      readonly envTag: string | undefined;
+      readonly host: unknown;
+      readonly serviceId: unknown;
+      readonly envTag: unknown;
     }
   | {
       /** `service/register` on the controller; the host is the controller's own, never the message's. */
       readonly kind: 'register';
       readonly controllerHostId: string;
-      readonly serviceId: string | undefined;
-      readonly envTag: string | undefined;
+      readonly serviceId: unknown;
+      readonly envTag: unknown;
     }
   | {
       /** `discovery/*` on the controller: only the host part applies (a runtime looks up other services). */
@@ -50,14 +54,27 @@ function claim(claims: Claims, name: 'host' | 'sid' | 'env'): string | undefined
   return trimmed === '' ? undefined : trimmed;
 }
 
-function requested(value: string | undefined): string | undefined {
-  const trimmed = value?.trim();
-  return trimmed === undefined || trimmed === '' ? undefined : trimmed;
+/** A request value: absent (undefined, null or blank), a trimmed string, or something no claim can equal. */
+type Requested =
+  { readonly kind: 'absent' } | { readonly kind: 'value'; readonly value: string } | { readonly kind: 'invalid' };
+
+const ABSENT: Requested = { kind: 'absent' };
+const INVALID: Requested = { kind: 'invalid' };
+
+function requested(value: unknown): Requested {
+  if (value === undefined || value === null) return ABSENT;
+  if (typeof value !== 'string') return INVALID;
+  const trimmed = value.trim();
+  return trimmed === '' ? ABSENT : { kind: 'value', value: trimmed };
 }
 
-/** Exact, case-sensitive equality of two present values; a missing side never matches. */
-const matches = (token: string | undefined, wanted: string | undefined): boolean =>
-  token !== undefined && wanted !== undefined && token === wanted;
+/** A rule that always applies: the token must carry the claim and it must equal a present request value. */
+const required = (token: string | undefined, wanted: Requested): boolean =>
+  token !== undefined && wanted.kind === 'value' && token === wanted.value;
+
+/** A rule that applies only when the request names the value (DESIGN 6.2 rules 2-3, 6.3 rule 3). */
+const whenNamed = (token: string | undefined, wanted: Requested): boolean =>
+  wanted.kind === 'absent' || required(token, wanted);
 
 const deny = (reason: BindingReason, message: string): BindingDecision => ({ allowed: false, reason, message });
 const ALLOW: BindingDecision = { allowed: true };
@@ -70,24 +87,29 @@ export function decideBinding(claims: Claims | undefined, request: BindingReques
   if (claims === undefined || claims === null || typeof claims !== 'object') {
     return deny('claims', BINDING_MESSAGES.claims);
   }
+  const host = claim(claims, 'host');
   if (request.kind === 'lookup') {
-    return matches(claim(claims, 'host'), requested(request.controllerHostId))
-      ? ALLOW
-      : deny('host', BINDING_MESSAGES.controllerHost);
+    return required(host, requested(request.controllerHostId)) ? ALLOW : deny('host', BINDING_MESSAGES.controllerHost);
   }
-  const envTag = requested(request.envTag);
-  const envOk = envTag === undefined || matches(claim(claims, 'env'), envTag);
+  const sidOk = (rule: typeof required) => rule(claim(claims, 'sid'), requested(request.serviceId));
+  const envOk = whenNamed(claim(claims, 'env'), requested(request.envTag));
   if (request.kind === 'config') {
-    if (!matches(claim(claims, 'host'), requested(request.host))) return deny('host', BINDING_MESSAGES.configHost);
-    const serviceId = requested(request.serviceId);
-    if (serviceId !== undefined && !matches(claim(claims, 'sid'), serviceId)) return deny('sid', BINDING_MESSAGES.sid);
+    if (!required(host, requested(request.host))) return deny('host', BINDING_MESSAGES.configHost);
+    if (!sidOk(whenNamed)) return deny('sid', BINDING_MESSAGES.sid);
     return envOk ? ALLOW : deny('env', BINDING_MESSAGES.env);
   }
-  if (!matches(claim(claims, 'sid'), requested(request.serviceId))) return deny('sid', BINDING_MESSAGES.sid);
-  if (!matches(claim(claims, 'host'), requested(request.controllerHostId))) {
-    return deny('host', BINDING_MESSAGES.controllerHost);
-  }
+  // A registration always names its service: rules 1 and 2 run whatever else the params hold (6.3 rule 5).
+  if (!sidOk(required)) return deny('sid', BINDING_MESSAGES.sid);
+  if (!required(host, requested(request.controllerHostId))) return deny('host', BINDING_MESSAGES.controllerHost);
   return envOk ? ALLOW : deny('env', BINDING_MESSAGES.env);
+}
+
+/**
+ * The environment a registration is stored under (DESIGN 6.3 rule 5): the requested one, else the token's,
+ * so an environment-bound runtime never registers outside its environment.
+ */
+export function registeredEnv(claims: Claims, envTag: string | undefined): string | undefined {
+  return envTag ?? claim(claims, 'env');
 }
 
 /** The fields of a rejection's warning line (DESIGN 6.2): never the token, never other claims. */

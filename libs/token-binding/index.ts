@@ -42,6 +42,7 @@ export {
   bindingLogFields,
   type BindingKind,
   decideBinding,
+  registeredEnv,
   type BindingDecision,
   type BindingLogFields,
   type BindingReason,

@@ -99,8 +99,12 @@ describe('registry', () => {
     // Any other identity is another instance.
     expect(await registered(third, { ...params, port: 9001 })).not.toBe(id);
     expect(await registered(third, { ...params, address: '10.0.0.2' })).not.toBe(id);
-    expect(await registered(third, { serviceId, address: '10.0.0.1', port: 9000 })).not.toBe(id);
+    // A prod-bound token registers under prod when envTag is omitted (DESIGN 6.3 rule 5): the same identity.
+    expect(await registered(third, { serviceId, address: '10.0.0.1', port: 9000 })).toBe(id);
+    const unbound = await runtime(controller, serviceId);
+    expect(await registered(unbound, { serviceId, address: '10.0.0.1', port: 9000 })).not.toBe(id);
     expect(await table.byService(serviceId)).toHaveLength(4);
+    await unbound.close();
     await third.close();
     await controller.quiesce();
   });

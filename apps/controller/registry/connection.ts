@@ -29,13 +29,13 @@ export class RegistryConnection {
   }
 
   /**
-   * The token a call acts with (DESIGN 8): the socket's (from the header, or refreshed), which a
-   * `params.jwt` must then equal; without a header the call's `params.jwt`, else (not for
-   * `service/register`, where it is required) the one adopted at registration. Undefined means unauthorized.
+   * The token a call acts with (DESIGN 8): on a socket without a header token, `service/register` acts with
+   * its `params.jwt` (required there); every other call acts with the socket's verified token only, which a
+   * `params.jwt` must then equal (only registration takes one). Undefined means unauthorized.
    */
   tokenFor(jwt: string | undefined, method: 'register' | 'other'): string | undefined {
-    if (this.viaHeader) return jwt === undefined || jwt === this.current ? this.current : undefined;
-    return method === 'register' ? jwt : (jwt ?? this.current);
+    if (method === 'register' && !this.viaHeader) return jwt;
+    return jwt === undefined || jwt === this.current ? this.current : undefined;
   }
 
   /** Holds a verified token: from the upgrade header or a successful `service/register` with `params.jwt`. */

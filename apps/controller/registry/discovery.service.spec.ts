@@ -4,11 +4,15 @@ import type { HttpAdapterHost } from '@nestjs/core';
 import { ControllerLeaseRepository, ControlSession, RuntimeInstanceRepository } from '#database';
 import { loadSettings } from '#platform';
 import { openDatabase } from '../../../test/support/database.js';
+import { principalOf } from '#token-binding';
 import { RegistryConnection } from './connection.js';
 import { DiscoveryService } from './discovery.service.js';
 import { LeaseService } from './lease.service.js';
 import { RegistryService } from './registry.service.js';
 import type { ChangedParams } from './runtime-instance.view.js';
+
+/** The caller the gateway's guards verified: a runtime token without `env`. */
+const RUNTIME = principalOf({ sub: 'runtime' });
 
 /** A control session whose notifications never arrive: only a reconnect can tell the service anything. */
 class SilentSession {
@@ -57,11 +61,15 @@ describe('DiscoveryService', () => {
 
     // A registration whose notification this controller never sees (its session was down).
     const runtime = new RegistryConnection(undefined);
-    const { runtimeInstanceId } = await registry.register(runtime, {
-      serviceId: 'lost-svc',
-      address: '10.2.0.1',
-      port: 1,
-    });
+    const { runtimeInstanceId } = await registry.register(
+      runtime,
+      {
+        serviceId: 'lost-svc',
+        address: '10.2.0.1',
+        port: 1,
+      },
+      RUNTIME,
+    );
     await new Promise((r) => setTimeout(r, 100));
     expect(sent).toEqual([]);
 

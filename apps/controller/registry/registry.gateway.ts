@@ -12,7 +12,13 @@ import {
 import type { Gauge } from 'prom-client';
 import type { VerifyClientCallbackAsync, WebSocket, WebSocketServer } from 'ws';
 import { Metrics, SETTINGS, type Settings } from '#platform';
-import { bearerCredential, KeySourceUnavailableError, TokenVerifier, type Principal } from '#token-binding';
+import {
+  bearerCredential,
+  CurrentPrincipal,
+  KeySourceUnavailableError,
+  TokenVerifier,
+  type Principal,
+} from '#token-binding';
 import { JsonRpcRethrowFilter } from '../jsonrpc/jsonrpc.filter.js';
 import { JsonRpcParams } from '../jsonrpc/jsonrpc-validation.pipe.js';
 import { Connections, RegistryConnection } from './connection.js';
@@ -170,9 +176,10 @@ export class RegistryGateway
   async register(
     @ConnectedSocket() client: Socket,
     @MessageBody('params', new JsonRpcParams(RegisterParams)) params: Readonly<RegisterParams>,
+    @CurrentPrincipal() caller: Principal,
   ): Promise<RegisterResult> {
     const connection = this.connections.of(client);
-    const result = await this.track(this.registry.register(connection, params));
+    const result = await this.track(this.registry.register(connection, params, caller));
     this.connections.adopt(connection, params.jwt);
     this.watchExpiry(client, connection);
     return result;

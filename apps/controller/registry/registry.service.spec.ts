@@ -6,9 +6,13 @@ import { ControllerLeaseRepository, ControlSession, RuntimeInstanceRepository } 
 import { loadSettings } from '#platform';
 import { openDatabase } from '../../../test/support/database.js';
 import { JsonRpcError } from '../jsonrpc/jsonrpc.js';
+import { principalOf } from '#token-binding';
 import { RegistryConnection } from './connection.js';
 import { LeaseService } from './lease.service.js';
 import { LOOKUP_MAX_NODES, MAX_REGISTRATIONS_PER_SOCKET, RegistryService } from './registry.service.js';
+
+/** The caller the gateway's guards verified: a runtime token without `env`. */
+const RUNTIME = principalOf({ sub: 'runtime' });
 
 let db: DataSource;
 let session: ControlSession;
@@ -47,7 +51,11 @@ const statusOf = async (id: string): Promise<string | undefined> =>
 describe('RegistryService rules over RuntimeInstanceRepository (real database)', () => {
   it('only the registering connection may deregister: another one gets -32003 and the row stays connected', async () => {
     const owner = new RegistryConnection(undefined);
-    const { runtimeInstanceId } = await registry.register(owner, { serviceId: 'svc', address: '10.0.0.1', port: 80 });
+    const { runtimeInstanceId } = await registry.register(
+      owner,
+      { serviceId: 'svc', address: '10.0.0.1', port: 80 },
+      RUNTIME,
+    );
     const stranger = new RegistryConnection(undefined);
     await expect(registry.deregister(stranger, runtimeInstanceId)).rejects.toMatchObject({ code: -32003 });
     await expect(registry.deregister(stranger, runtimeInstanceId)).rejects.toBeInstanceOf(JsonRpcError);
@@ -59,9 +67,9 @@ describe('RegistryService rules over RuntimeInstanceRepository (real database)',
   it("a stale connection's close does not disconnect a newer registration of the same instance", async () => {
     const first = new RegistryConnection(undefined);
     const params = { serviceId: 'svc', address: '10.0.0.2', port: 81 };
-    const { runtimeInstanceId } = await registry.register(first, params);
+    const { runtimeInstanceId } = await registry.register(first, params, RUNTIME);
     const second = new RegistryConnection(undefined);
-    expect((await registry.register(second, params)).runtimeInstanceId).toBe(runtimeInstanceId);
+    expect((await registry.register(second, params, RUNTIME)).runtimeInstanceId).toBe(runtimeInstanceId);
     expect(await registry.markDisconnected(first.id, [runtimeInstanceId])).toBe(0);
     expect(await statusOf(runtimeInstanceId)).toBe('connected');
     expect(await registry.markDisconnected(second.id, [runtimeInstanceId])).toBe(1);
@@ -71,10 +79,10 @@ describe('RegistryService rules over RuntimeInstanceRepository (real database)',
   it(`refuses a registration beyond ${MAX_REGISTRATIONS_PER_SOCKET} on one socket with -32602`, async () => {
     const connection = new RegistryConnection(undefined);
     for (let port = 1; port <= MAX_REGISTRATIONS_PER_SOCKET; port++) {
-      await registry.register(connection, { serviceId: 'cap', address: '10.7.0.1', port });
+      await registry.register(connection, { serviceId: 'cap', address: '10.7.0.1', port }, RUNTIME);
     }
     await expect(
-      registry.register(connection, { serviceId: 'cap', address: '10.7.0.2', port: 1 }),
+      registry.register(connection, { serviceId: 'cap', address: '10.7.0.2', port: 1 }, RUNTIME),
     ).rejects.toMatchObject({
       code: -32602,
       data: { errors: [{ field: 'serviceId', message: 'at most 100 registrations per connection' }] },

@@ -1,10 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { isDatabaseUnavailable, RuntimeInstanceRepository } from '#database';
-import { newId, SETTINGS, type Settings } from '#platform';
+import { hasControlChars, newId, SETTINGS, type Settings } from '#platform';
+import { registeredEnv, type Principal } from '#token-binding';
 import { listInstances, toNodeView, type InstancePage, type ListInstancesQuery } from '#registry';
 import type { RegistryConnection } from './connection.js';
 import type { LookupParams } from './dto/lookup.params.js';
-import type { RegisterParams } from './dto/register.params.js';
+import { MAX_ENV_TAG, type RegisterParams } from './dto/register.params.js';
 import { LeaseService } from './lease.service.js';
 import { forbidden, NOT_OWNER_MESSAGE, paramRefused } from './registry.errors.js';
 import type { DeregisterResult, LookupResult, RegisterResult } from './runtime-instance.view.js';
@@ -42,16 +43,27 @@ export class RegistryService {
     return this.settings.controllerHostId;
   }
 
-  /** `service/register`, after `TokenBindingGuard` allowed it (DESIGN 6.3): one upsert. */
-  async register(connection: RegistryConnection, params: RegisterParams): Promise<RegisterResult> {
+  /**
+   * `service/register`, after `TokenBindingGuard` allowed it (DESIGN 6.3): one upsert, under the token's
+   * `env` when the params name none.
+   */
+  async register(connection: RegistryConnection, params: RegisterParams, caller: Principal): Promise<RegisterResult> {
     if (connection.instances.size >= MAX_REGISTRATIONS_PER_SOCKET) {
       throw paramRefused('serviceId', `at most ${MAX_REGISTRATIONS_PER_SOCKET} registrations per connection`);
+    }
+    const envTag = registeredEnv(caller.claims, params.envTag) ?? null;
+    // The token's env stands in for the param, so it must be a valid envTag too.
+    if (envTag !== null && (envTag.length > MAX_ENV_TAG || hasControlChars(envTag))) {
+      throw paramRefused(
+        'envTag',
+        `the token's env is not a valid envTag (1..${MAX_ENV_TAG} characters, no control characters)`,
+      );
     }
     const runtimeInstanceId = await this.instances.register({
       runtimeInstanceId: newId(),
       hostId: this.hostId,
       serviceId: params.serviceId,
-      envTag: params.envTag ?? null,
+      envTag,
       version: params.version ?? null,
       protocol: params.protocol ?? null,
       address: params.address ?? null,
@@ -64,7 +76,7 @@ export class RegistryService {
     // The socket may have closed while the upsert ran: its close handler did not see this id.
     if (connection.closed) await this.markDisconnected(connection.id, [runtimeInstanceId]);
     this.logger.log(
-      { runtimeInstanceId, serviceId: params.serviceId, envTag: params.envTag ?? null, connectionId: connection.id },
+      { runtimeInstanceId, serviceId: params.serviceId, envTag, connectionId: connection.id },
       'instance registered',
     );
     return { runtimeInstanceId, status: 'registered' };

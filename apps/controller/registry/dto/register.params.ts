@@ -4,6 +4,9 @@ import { PROTOCOLS, type Protocol } from '#database';
 import { NoControlChars, trim, trimToUndefined } from '#platform';
 import { IsStringMap } from './validators.js';
 
+/** The longest `envTag` a registration stores (the column's length). */
+export const MAX_ENV_TAG = 255;
+
 /**
  * `service/register` params (DESIGN 8). No host field: the host is the controller's own, and any
  * host-like field a client sends is dropped with the other unknown fields.
@@ -19,7 +22,7 @@ export class RegisterParams {
   @IsOptional()
   @Transform(trimToUndefined)
   @IsString()
-  @MaxLength(255)
+  @MaxLength(MAX_ENV_TAG)
   @NoControlChars()
   envTag?: string;
 
