@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { loadSettings, SettingsError } from './settings.js';
+import { isLoopbackUrl, loadSettings, SettingsError } from './settings.js';
 
 const prod = {
   NODE_ENV: 'production',
@@ -100,6 +100,89 @@ describe('loadSettings', () => {
     ['WS_AUTH_TIMEOUT_MS', { WS_AUTH_TIMEOUT_MS: '-1' }],
     ['REGISTRY_LEASE_MS', { REGISTRY_LEASE_MS: '399' }],
     ['EVENTS_RETENTION_DAYS', { EVENTS_RETENTION_DAYS: '0' }],
+  ])('refuses a bad %s', (variable, env) => {
+    expect(() => loadSettings(env)).toThrow(new RegExp(`^Invalid setting ${variable}: `));
+  });
+});
+
+describe('JWT_JWKS_URI over http: (DESIGN 6.1)', () => {
+  const production = (uri: string, extra: Record<string, string> = {}) =>
+    loadSettings({ ...prod, JWT_JWKS_URI: uri, ...extra });
+
+  it.each([
+    'http://issuer.example/jwks',
+    'http://10.0.0.5:8080/jwks',
+    'http://localhost.evil.example/jwks',
+    'http://127.0.0.1.evil.example/jwks',
+  ])('stops a production start-up on %s with one line saying why and how', (uri) => {
+    expect(() => production(uri)).toThrow(
+      new SettingsError(
+        'JWT_JWKS_URI',
+        'must be https: with NODE_ENV=production (http: only for loopback, or with JWT_JWKS_ALLOW_HTTP=true on a private network)',
+      ),
+    );
+    expect(() => production(uri, { JWT_JWKS_ALLOW_HTTP: 'false' })).toThrow('Invalid setting JWT_JWKS_URI: ');
+  });
+
+  it.each([
+    'http://127.0.0.1:9000/jwks',
+    'http://127.8.9.10/jwks',
+    'http://localhost:9000/jwks',
+    'http://LOCALHOST/jwks',
+    'http://[::1]:9000/jwks',
+    'http://issuer.localhost/jwks',
+  ])('accepts loopback %s in production', (uri) => {
+    expect(isLoopbackUrl(uri)).toBe(true);
+    expect(production(uri).jwt.jwksUri).toBe(uri);
+  });
+
+  it('accepts any http: URL with JWT_JWKS_ALLOW_HTTP=true (a private network), and https: always', () => {
+    expect(production('http://api:8080/.well-known/jwks.json', { JWT_JWKS_ALLOW_HTTP: 'true' }).jwt.jwksUri).toBe(
+      'http://api:8080/.well-known/jwks.json',
+    );
+    expect(production('https://issuer.example/jwks').jwt.jwksUri).toBe('https://issuer.example/jwks');
+    expect(() => production('http://api:8080/jwks', { JWT_JWKS_ALLOW_HTTP: 'maybe' })).toThrow(
+      /^Invalid setting JWT_JWKS_ALLOW_HTTP: /,
+    );
+  });
+
+  it('leaves http: alone outside production', () => {
+    const s = loadSettings({ JWT_JWKS_URI: 'http://issuer.example/jwks', JWT_ISSUER: 'i', CONTROLLER_HOST_ID: 'h' });
+    expect(s.jwt.jwksUri).toBe('http://issuer.example/jwks');
+  });
+});
+
+describe('JWT_JWKS_REFRESH_SEC, PUBLIC_BASE_URL, REQUEST_TIMEOUT_MS', () => {
+  it('has the documented defaults', () => {
+    const s = loadSettings({});
+    expect(s.jwt.jwksRefreshSec).toBe(300);
+    expect(s.requestTimeoutMs).toBe(30_000);
+    expect(s.publicBaseUrl).toBe('http://localhost:8080');
+    expect(loadSettings({ API_PORT: '9000' }).publicBaseUrl).toBe('http://localhost:9000');
+  });
+
+  it('takes a refresh period and a public URL (without its trailing slash)', () => {
+    const s = loadSettings({ JWT_JWKS_REFRESH_SEC: '1', PUBLIC_BASE_URL: 'https://bindery.example/api/' });
+    expect(s.jwt.jwksRefreshSec).toBe(1);
+    expect(s.publicBaseUrl).toBe('https://bindery.example/api');
+  });
+
+  it('requires PUBLIC_BASE_URL in production while the issuer is on, and only then', () => {
+    const issuer = { ...prod, JWT_JWKS_URI: '', TOKEN_ISSUER_KEY_FILE: '/issuer.pem' };
+    expect(() => loadSettings(issuer)).toThrow(/^Invalid setting PUBLIC_BASE_URL: required with NODE_ENV=production/);
+    expect(loadSettings({ ...issuer, PUBLIC_BASE_URL: 'https://bindery.example' }).publicBaseUrl).toBe(
+      'https://bindery.example',
+    );
+    // The issuer is off: the metadata is not served, so nothing needs the URL.
+    expect(() => loadSettings(prod)).not.toThrow();
+  });
+
+  it.each([
+    ['JWT_JWKS_REFRESH_SEC', { JWT_JWKS_REFRESH_SEC: '0' }],
+    ['JWT_JWKS_REFRESH_SEC', { JWT_JWKS_REFRESH_SEC: 'often' }],
+    ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'bindery.example' }],
+    ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'ftp://bindery.example' }],
+    ['REQUEST_TIMEOUT_MS', { REQUEST_TIMEOUT_MS: '-5' }],
   ])('refuses a bad %s', (variable, env) => {
     expect(() => loadSettings(env)).toThrow(new RegExp(`^Invalid setting ${variable}: `));
   });
