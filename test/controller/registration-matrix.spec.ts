@@ -76,14 +76,15 @@ async function expectRejected(attempt: Attempt, code: number, message: string, s
   expect(all).toEqual([]);
   expect(await table.byService(serviceId)).toEqual([]);
   if (code === -32003) {
-    const line = controller.logs.lines.find((l) => l.requestedServiceId === serviceId);
+    // Found by the service id on either side: some cases send a serviceId that is not a string.
+    const line = controller.logs.lines.find((l) => l.requestedServiceId === serviceId || l.tokenSid === serviceId);
     expect(line).toMatchObject({ level: 40, endpoint: 'service/register', requestedHost: controller.hostId });
     expect(String(line?.msg)).toContain(message);
     for (const field of ['tokenSid', 'tokenHost', 'envTag', 'tokenEnv']) expect(line).toHaveProperty(field);
   }
 }
 
-async function expectRegistered(attempt: Attempt): Promise<void> {
+async function expectRegistered(attempt: Attempt, envTag: string | null): Promise<void> {
   const serviceId = unique('svc');
   const { client, response } = await register(attempt, serviceId);
   expect(response).toEqual({
@@ -96,6 +97,7 @@ async function expectRegistered(attempt: Attempt): Promise<void> {
   expect(rows[0]).toMatchObject({
     runtime_instance_id: instanceIdOf(response),
     host_id: controller.hostId,
+    env_tag: envTag,
     status: 'connected',
   });
   await client.close();
@@ -108,19 +110,22 @@ const bound =
 
 describe('service/register: the binding matrix (DESIGN 6.3)', () => {
   describe('registered', () => {
-    it.each<[string, Attempt]>([
-      ['sid and host match, no envTag', { claims: bound() }],
-      ['sid, host and env match', { claims: bound({ env: 'prod' }), params: { envTag: 'prod' } }],
-      ['envTag omitted: the env claim is not consulted', { claims: bound({ env: 'dev' }) }],
-      ['envTag omitted and no env claim', { claims: bound() }],
-      ['blank envTag counts as omitted', { claims: bound(), params: { envTag: '   ' } }],
-      ['claims and params compared after trimming', { claims: (s, h) => ({ sid: ` ${s} `, host: ` ${h}` }) }],
+    it.each<[string, Attempt, string | null]>([
+      ['sid and host match, no envTag', { claims: bound() }, null],
+      ['sid, host and env match', { claims: bound({ env: 'prod' }), params: { envTag: 'prod' } }, 'prod'],
+      ['envTag omitted: an env-bound token registers under its env', { claims: bound({ env: 'dev' }) }, 'dev'],
+      ['blank envTag: the token env too', { claims: bound({ env: ' dev ' }), params: { envTag: ' ' } }, 'dev'],
+      ['null envTag: the token env too', { claims: bound({ env: 'dev' }), params: { envTag: null } }, 'dev'],
+      ['envTag omitted and no env claim', { claims: bound() }, null],
+      ['blank envTag counts as omitted', { claims: bound(), params: { envTag: '   ' } }, null],
+      ['claims and params compared after trimming', { claims: (s, h) => ({ sid: ` ${s} `, host: ` ${h}` }) }, null],
       [
         'token in params.jwt (no header)',
         { claims: bound({ env: 'prod' }), params: { envTag: 'prod' }, via: 'params' },
+        'prod',
       ],
-    ])('%s', async (_name, attempt) => {
-      await expectRegistered(attempt);
+    ])('%s', async (_name, attempt, envTag) => {
+      await expectRegistered(attempt, envTag);
     });
   });
 
@@ -144,6 +149,27 @@ describe('service/register: the binding matrix (DESIGN 6.3)', () => {
       ['envTag given, env different', { claims: bound({ env: 'dev' }), params: { envTag: 'prod' } }, ENV],
       ['envTag given, env blank', { claims: bound({ env: '  ' }), params: { envTag: 'prod' } }, ENV],
       ['mismatch with the token in params.jwt', { claims: bound({ sid: 'other-service' }), via: 'params' }, SID],
+      // The bypass a review found: a param the guard could not compare was left to validation (DESIGN 6.3 rule 5).
+      ['another sid, envTag empty', { claims: bound({ sid: 'other-service' }), params: { envTag: '' } }, SID],
+      ['another sid, envTag blank', { claims: bound({ sid: 'other-service' }), params: { envTag: '   ' } }, SID],
+      ['another sid, envTag null', { claims: bound({ sid: 'other-service' }), params: { envTag: null } }, SID],
+      ['another host, envTag empty', { claims: bound({ host: 'another-host' }), params: { envTag: '' } }, HOST],
+      ['another host, envTag null', { claims: bound({ host: 'another-host' }), params: { envTag: null } }, HOST],
+      [
+        "a person's token (no sid, no host), envTag empty",
+        { claims: () => ({ sub: 'alice', scope: 'portal.r portal.w' }), params: { envTag: '' } },
+        SID,
+      ],
+      [
+        "a person's token via params.jwt, envTag null",
+        { claims: () => ({ sub: 'alice' }), params: { envTag: null }, via: 'params' },
+        SID,
+      ],
+      ['serviceId not a string', { claims: bound(), params: { serviceId: 42 } }, SID],
+      ['serviceId null', { claims: bound(), params: { serviceId: null } }, SID],
+      ['serviceId an array of the right value', { claims: bound(), params: { serviceId: ['x'] } }, SID],
+      ['envTag not a string', { claims: bound({ env: 'prod' }), params: { envTag: 7 } }, ENV],
+      ['envTag an object', { claims: bound({ env: 'prod' }), params: { envTag: { env: 'prod' } } }, ENV],
     ])('%s', async (_name, attempt, sentence) => {
       await expectRejected(attempt, -32003, sentence, 403);
     });
@@ -204,6 +230,40 @@ describe('service/register: the binding matrix (DESIGN 6.3)', () => {
       const client = await RpcClient.connect(controller.wsUrl, { token: jwt });
       const response = await client.call('service/register', { serviceId, jwt });
       expect(response.result).toEqual({ runtimeInstanceId: expect.any(String), status: 'registered' });
+      await client.close();
+      await controller.quiesce();
+    });
+  });
+
+  describe('only service/register takes params.jwt (DESIGN 8)', () => {
+    it.each(['discovery/lookup', 'discovery/subscribe', 'service/deregister', 'discovery/unsubscribe'])(
+      '%s with a valid params.jwt on a socket without a verified token: -32001, closed 1008, no SQL',
+      async (method) => {
+        const jwt = await signed({ sub: 'runtime', sid: 'looker', host: controller.hostId });
+        const { result, all } = await statementsDuring(async () => {
+          const client = await RpcClient.connect(controller.wsUrl);
+          const response = await client.call(method, {
+            serviceId: 'looker',
+            runtimeInstanceId: 'x',
+            subscriptionId: 'x',
+            jwt,
+          });
+          return { response, closed: await client.waitClosed() };
+        });
+        expect(result.response.error).toEqual({ code: -32001, message: 'Unauthorized', data: { status: 401 } });
+        expect(result.closed).toEqual({ code: 1008, reason: 'Unauthorized' });
+        expect(all).toEqual([]);
+      },
+    );
+
+    it('after a registration with params.jwt, later calls act with that token and may omit it', async () => {
+      const serviceId = unique('svc');
+      const jwt = await signed({ sub: 'runtime', sid: serviceId, host: controller.hostId });
+      const client = await RpcClient.connect(controller.wsUrl);
+      expect((await client.call('service/register', { serviceId, jwt })).result).toMatchObject({
+        status: 'registered',
+      });
+      expect((await client.call('discovery/lookup', { serviceId })).result).toMatchObject({ serviceId });
       await client.close();
       await controller.quiesce();
     });
