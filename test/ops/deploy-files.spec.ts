@@ -60,6 +60,10 @@ describe('docker-compose.yml', () => {
     expect(api?.environment?.DATABASE_URL).toMatch(/^postgres:\/\/.*@postgres:5432\//);
   });
 
+  it('runs in dev mode by default, which each process announces in a warning line (test/process/dev-mode-warning)', () => {
+    for (const service of [api, controller]) expect(loadSettings(resolved(service?.environment)).devMode).toBe(true);
+  });
+
   it('starts with its own defaults: every setting it passes is one loadSettings accepts', () => {
     for (const service of [api, controller]) {
       expect(() => loadSettings(resolved(service?.environment))).not.toThrow();
@@ -150,6 +154,16 @@ describe('deploy/nginx.conf', () => {
     expect(conf).toContain('proxy_set_header Connection $connection_upgrade;');
     // Each location sets its headers itself (nginx inherits none into a location that sets any).
     expect(conf.match(/proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;/g)).toHaveLength(2);
+  });
+
+  it('routes no /metrics on either port: Prometheus scrapes each process directly (DESIGN 9)', () => {
+    const servers = conf.split(/\n {2}server \{/).slice(1);
+    expect(servers).toHaveLength(2);
+    for (const server of servers) {
+      // Before the catch-all, as a `^~` prefix: no regex location can win, and /metrics/… is covered too.
+      expect(server).toMatch(/location \^~ \/metrics \{[^}]*return 404 [^}]*\}[\s\S]*location \/ \{/);
+    }
+    expect(conf).toMatch(/Prometheus scrapes each process directly on the internal network/);
   });
 
   const nginx = spawnSync('nginx', ['-v']).status === 0;

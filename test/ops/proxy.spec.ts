@@ -106,6 +106,27 @@ describeIt('deploy/nginx.conf in front of the apps', () => {
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
   });
 
+  it('does not route /metrics on either port, in any spelling that reaches it; the processes still serve it', async () => {
+    // Prometheus scrapes each process directly on the internal network (DESIGN 9).
+    for (const direct of [api.url, controller.httpUrl]) {
+      const res = await fetch(`${direct}/metrics`);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('# TYPE');
+    }
+    const spellings = ['/metrics', '/metrics/', '/metrics?format=text', '//metrics', '/%6detrics', '/./metrics'];
+    spellings.push('/tags/../metrics', '/metrics%2F', '/metrics;x');
+    for (const base of [apiUrl, controllerUrl]) {
+      for (const path of spellings) {
+        const res = await rawGet(base, path);
+        expect({ path, status: res.code }).toEqual({ path, status: 404 });
+        expect(res.body).not.toContain('# TYPE');
+      }
+      const res = await fetch(`${base}/metrics`);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(await res.json()).toEqual({ type: 'about:blank', title: 'Not Found', status: 404, detail: 'Not found' });
+    }
+  });
+
   it('lets the api answer an oversized body itself (413 problem+json, not an nginx page)', async () => {
     const admin = await callers.admin();
     const res = await fetch(`${apiUrl}/tags`, {
@@ -128,3 +149,18 @@ describeIt('deploy/nginx.conf in front of the apps', () => {
     await client.close();
   });
 });
+
+/** GET with the path sent exactly as written (fetch would normalise `..`, `.` and `//` before sending). */
+function rawGet(base: string, path: string): Promise<{ code: number | undefined; body: string }> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const request = get({ hostname, port, path });
+    request.once('error', reject);
+    request.once('response', (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ code: response.statusCode, body }));
+    });
+  });
+}
