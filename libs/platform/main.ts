@@ -1,5 +1,10 @@
-import type { INestApplication } from '@nestjs/common';
+import { Logger, type INestApplication } from '@nestjs/common';
 import { loadSettings, SettingsError, type Settings } from './settings.js';
+
+/** DESIGN 9: the one start-up line that says a process runs in dev mode (as `docker compose up` does by default). */
+export const DEV_MODE_WARNING =
+  'dev mode: no key source is configured, so tokens are signed and verified with a generated development key; ' +
+  'not for production (set JWT_JWKS_URI, JWT_JWKS_FILE or TOKEN_ISSUER_KEY_FILE)';
 
 export interface Started {
   readonly app: INestApplication;
@@ -25,6 +30,8 @@ export function runMain(name: string, start: (settings: Settings) => Promise<Sta
   }
   start(settings)
     .then(({ app, cleanup }) => {
+      // Here, once per process, whichever way it was started (npm start, compose, by hand).
+      if (settings.devMode) new Logger(name).warn({ devMode: true, dataDir: settings.dataDir }, DEV_MODE_WARNING);
       let stopping = false;
       const stop = (signal: NodeJS.Signals): void => {
         if (stopping) {
