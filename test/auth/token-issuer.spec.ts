@@ -1,17 +1,25 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { callers, ISSUER, writeIssuerKeyFile } from '../support/tokens.js';
-import { startApi, unique, type TestApi } from '../support/api.js';
+import { sqlDuring, startApi, unique, type TestApi } from '../support/api.js';
 import { run } from '../support/processes.js';
 
 const keys = writeIssuerKeyFile();
+const PUBLIC = 'https://bindery.example/auth';
 let api: TestApi;
 let admin: string;
 
 beforeAll(async () => {
   // The issuer alone: the api trusts exactly its keys (no JWKS file, not dev mode).
-  api = await startApi({ JWT_JWKS_FILE: '', TOKEN_ISSUER_KEY_FILE: keys.file, TOKEN_TTL_SEC: '600' });
+  // Behind a proxy (TRUST_PROXY=true), where X-Forwarded-Host would be believed if anything read it.
+  api = await startApi({
+    JWT_JWKS_FILE: '',
+    TOKEN_ISSUER_KEY_FILE: keys.file,
+    TOKEN_TTL_SEC: '600',
+    PUBLIC_BASE_URL: PUBLIC,
+    TRUST_PROXY: 'true',
+  });
   admin = await bootstrapAdmin();
 });
 afterAll(() => api.close());
@@ -90,6 +98,24 @@ describe('client records (portal.admin)', () => {
       headers: { authorization: `Bearer ${admin}` },
     });
     expect(list.json<{ total: number; clients: unknown[] }>().clients).toHaveLength(1);
+  });
+
+  it('answers that carry a secret (create, rotate) are Cache-Control: no-store', async () => {
+    const created = await createClient({ host: 'h-iss', sid: unique('svc'), scopes: ['portal.r'] });
+    expect(created.statusCode).toBe(201);
+    expect(created.json()).toHaveProperty('clientSecret');
+    expect(created.headers['cache-control']).toBe('no-store');
+    expect(created.headers.pragma).toBe('no-cache');
+    const rotated = await api.app.inject({
+      method: 'POST',
+      url: `/oauth2/clients/${created.json<{ clientId: string }>().clientId}/secret`,
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      payload: {},
+    });
+    expect(rotated.statusCode).toBe(200);
+    expect(rotated.json()).toHaveProperty('clientSecret');
+    expect(rotated.headers['cache-control']).toBe('no-store');
+    expect(rotated.headers.pragma).toBe('no-cache');
   });
 
   it('refuses a runtime client without host or sid; an operator client may have neither', async () => {
@@ -281,15 +307,96 @@ describe('POST /oauth2/token', () => {
     expect(await status(third)).toBe(401);
   });
 
-  it('serves RFC 8414 metadata without an authorization endpoint', async () => {
+  it('serves RFC 8414 metadata without an authorization endpoint, its URLs from PUBLIC_BASE_URL', async () => {
     const res = await api.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({
       issuer: ISSUER,
+      token_endpoint: `${PUBLIC}/oauth2/token`,
+      jwks_uri: `${PUBLIC}/.well-known/jwks.json`,
       grant_types_supported: ['client_credentials'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       response_types_supported: [],
     });
+  });
+
+  it.each([
+    ['Host', { host: 'evil.example' }],
+    ['X-Forwarded-Host and -Proto', { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' }],
+    ['all of them', { host: 'evil.example:8443', 'x-forwarded-host': 'evil.example', 'x-forwarded-for': '10.1.1.1' }],
+  ])('a forged %s changes nothing in the metadata (a cache would serve it to everyone)', async (_, headers) => {
+    const honest = await api.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server' });
+    const forged = await api.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server', headers });
+    expect(forged.statusCode).toBe(200);
+    expect(forged.body).toBe(honest.body);
+    expect(forged.body).not.toContain('evil');
+  });
+
+  it.each([
+    ['NUL', '\u0000'],
+    ['ESC', '\u001b'],
+    ['DEL', '\u007f'],
+    ['TAB', '\t'],
+    ['LF', '\n'],
+  ])('a client_id with %s is 400 invalid_request in both methods, before any SQL', async (_, control) => {
+    const client = await runtimeClient();
+    const ids = [`${control}`, `${client.clientId}${control}`, `x${control}y`];
+    const rawBasic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+    const attempts = ids.flatMap((id) => [
+      () => tokenRequest({ grant_type: 'client_credentials' }, { authorization: basic(id, client.clientSecret) }),
+      // Not percent-encoded: the raw byte inside the Basic credential.
+      () => tokenRequest({ grant_type: 'client_credentials' }, { authorization: rawBasic(id, client.clientSecret) }),
+      () => tokenRequest({ grant_type: 'client_credentials', client_id: id, client_secret: client.clientSecret }),
+    ]);
+    for (const attempt of attempts) {
+      const { result: res, queries } = await sqlDuring(attempt);
+      expect(res.statusCode).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.json()).toEqual({
+        error: 'invalid_request',
+        error_description: 'client_id must not contain control characters',
+      });
+      expect(queries).toBe(0);
+    }
+  });
+
+  it('made-up client ids from one address get a few secret checks a minute, so real clients keep every slot', async () => {
+    const client = await runtimeClient();
+    const { SecretChecker } = await import('../../apps/api/token-issuer/client-secrets.js');
+    const checks = jest.spyOn(api.app.get(SecretChecker), 'matchesAny');
+    try {
+      const real = (address: string) =>
+        tokenRequest(
+          { grant_type: 'client_credentials' },
+          { authorization: basic(client.clientId, client.clientSecret) },
+          address,
+        );
+      // All at once, as a flood arrives; real clients from another address in the middle of it.
+      const flood = Array.from({ length: 120 }, (_, i) =>
+        tokenRequest(
+          { grant_type: 'client_credentials' },
+          { authorization: basic(unique(`madeup-${i}`), 'x') },
+          '10.66.0.1',
+        ),
+      );
+      const reals = Array.from({ length: 5 }, () => real('10.66.0.2'));
+      const floodAnswers = await Promise.all(flood);
+      const realAnswers = await Promise.all(reals);
+      expect(realAnswers.map((r) => r.statusCode)).toEqual(Array(5).fill(200));
+      const statuses = floodAnswers.map((r) => r.statusCode);
+      expect(statuses.filter((code) => code === 401)).toHaveLength(10);
+      expect(statuses.filter((code) => code === 429)).toHaveLength(110);
+      for (const locked of floodAnswers.filter((r) => r.statusCode === 429)) {
+        expect(locked.json()).toMatchObject({ error: 'invalid_client' });
+        expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
+      }
+      // Ten secret checks for the whole flood (a refusal costs none), five for the real client.
+      expect(checks).toHaveBeenCalledTimes(15);
+      // The flooding address's count is for unknown ids only: a real client there still gets its token.
+      expect((await real('10.66.0.1')).statusCode).toBe(200);
+    } finally {
+      checks.mockRestore();
+    }
   });
 
   it('a form body anywhere else is still 415', async () => {

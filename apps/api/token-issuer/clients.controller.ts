@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Query } from '@nestjs/common';
 import {
   ApiCreatedResponse,
   ApiNoContentResponse,
@@ -24,6 +24,9 @@ export class ClientsController {
   constructor(private readonly clients: ClientsService) {}
 
   @Post()
+  // Answers that carry a secret are never stored by a cache on the way (DESIGN 10).
+  @Header('cache-control', 'no-store')
+  @Header('pragma', 'no-cache')
   @ApiOperation({ summary: 'Register a client; its secret is in this answer only' })
   @ApiCreatedResponse({ type: ClientWithSecretView })
   @ApiResponse(problemResponse(400, 'Invalid body, or a runtime client without host and sid'))
@@ -59,6 +62,8 @@ export class ClientsController {
 
   @Post(':clientId/secret')
   @HttpCode(200)
+  @Header('cache-control', 'no-store')
+  @Header('pragma', 'no-cache')
   @ApiOperation({ summary: 'Rotate the secret; the old one keeps working for graceSec' })
   @ApiOkResponse({ type: ClientWithSecretView })
   @ApiResponse(problemResponse(400, 'graceSec outside 0..86400'))

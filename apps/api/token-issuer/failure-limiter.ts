@@ -3,12 +3,18 @@ import { Injectable } from '@nestjs/common';
 /** DESIGN 10: ten failed authentications of one client id from one address within a minute lock that pair. */
 export const MAX_FAILURES = 10;
 export const FAILURE_WINDOW_MS = 60_000;
+/**
+ * Where failures of client ids that do not exist are counted: one entry per address for all of them, so
+ * made-up ids cannot each start a fresh count (DESIGN 10). No real client id holds a control character.
+ */
+export const UNKNOWN_CLIENT = '\u0000unknown';
 /** Pairs remembered at most; the oldest is forgotten first, so memory stays bounded under a spray. */
 const MAX_TRACKED = 10_000;
 
 /**
  * Failed client authentications per (client id, source address), in this process. Keyed by both, so
- * failures from other addresses never lock a client out; checked before any hash is computed.
+ * failures from other addresses never lock a client out; checked before any hash is computed. Unknown
+ * client ids all count under `UNKNOWN_CLIENT` for their address.
  */
 @Injectable()
 export class FailureLimiter {

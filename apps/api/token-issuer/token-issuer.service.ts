@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { OAuthClientRepository, type ClientCredentials } from '#database';
-import { SETTINGS, type Settings } from '#platform';
+import { hasControlChars, SETTINGS, type Settings } from '#platform';
 import { IssuerKeyRing } from '#token-binding';
-import { FailureLimiter } from './failure-limiter.js';
+import { FailureLimiter, UNKNOWN_CLIENT } from './failure-limiter.js';
 import { SecretChecker, TooManyChecksError } from './client-secrets.js';
 import { invalidClient, invalidRequest, oauthError } from './oauth-errors.js';
 
@@ -53,13 +53,7 @@ export class TokenIssuerService {
       throw oauthError(400, 'unsupported_grant_type', 'Only grant_type=client_credentials is supported');
     }
     const auth = clientAuthentication(fields, authorization);
-    const locked = this.limiter.lockedFor(auth.clientId, address);
-    if (locked !== undefined) {
-      // Refused before any hash is computed: a locked pair costs nothing to answer.
-      throw oauthError(429, 'invalid_client', `Too many failed authentications; retry after ${locked} s`, {
-        'retry-after': String(locked),
-      });
-    }
+    this.refuseLocked(auth.clientId, address);
     const credentials = await this.clients.credentials(auth.clientId);
     const client = await this.authenticate(auth, credentials, address);
     const scopes = grantedScopes(fields.scope, client.client.scopes);
@@ -92,6 +86,12 @@ export class TokenIssuerService {
     credentials: ClientCredentials | null,
     address: string,
   ): Promise<ClientCredentials> {
+    if (credentials === null) {
+      // Made-up ids count per address, recorded before the check (it cannot match), so even a concurrent
+      // flood from one address gets at most MAX_FAILURES secret checks a minute, never every slot.
+      this.refuseLocked(UNKNOWN_CLIENT, address);
+      this.limiter.recordFailure(UNKNOWN_CLIENT, address);
+    }
     let matched: boolean;
     try {
       matched = await this.checker.matchesAny(auth.secret, credentials?.secretHashes ?? [UNKNOWN_CLIENT_HASH]);
@@ -102,12 +102,21 @@ export class TokenIssuerService {
       });
     }
     if (credentials === null || !matched) {
-      this.limiter.recordFailure(auth.clientId, address);
+      if (credentials !== null) this.limiter.recordFailure(auth.clientId, address);
       this.logger.warn({ clientId: auth.clientId.slice(0, 100), address }, 'client authentication failed');
       throw invalidClient();
     }
     this.limiter.recordSuccess(auth.clientId, address);
     return credentials;
+  }
+
+  /** 429 for a locked (client id, address) pair, before any hash is computed: it costs nothing to answer. */
+  private refuseLocked(clientId: string, address: string): void {
+    const locked = this.limiter.lockedFor(clientId, address);
+    if (locked === undefined) return;
+    throw oauthError(429, 'invalid_client', `Too many failed authentications; retry after ${locked} s`, {
+      'retry-after': String(locked),
+    });
   }
 }
 
@@ -140,18 +149,26 @@ function clientAuthentication(
     const decoded = Buffer.from(basic[1] ?? '', 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon <= 0) throw invalidClient();
+    let auth: ClientAuthentication;
     try {
       // RFC 6749 2.3.1: both parts are form-urlencoded before they are joined.
-      return {
+      auth = {
         clientId: decodeURIComponent(decoded.slice(0, colon).replaceAll('+', ' ')),
         secret: decodeURIComponent(decoded.slice(colon + 1).replaceAll('+', ' ')),
       };
     } catch {
       throw invalidClient();
     }
+    return { ...auth, clientId: checkedClientId(auth.clientId) };
   }
   if (fields.client_id === undefined || fields.client_secret === undefined) throw invalidClient();
-  return { clientId: fields.client_id, secret: fields.client_secret };
+  return { clientId: checkedClientId(fields.client_id), secret: fields.client_secret };
+}
+
+/** A client id with a control character (NUL would make PostgreSQL fail the lookup) is 400 before any SQL. */
+function checkedClientId(clientId: string): string {
+  if (hasControlChars(clientId)) throw invalidRequest('client_id must not contain control characters');
+  return clientId;
 }
 
 /** The requested scopes (default: all of the client's), each of which the client must have. */

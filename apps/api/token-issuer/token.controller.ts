@@ -106,8 +106,10 @@ export class TokenController {
       },
     },
   })
-  metadata(@Req() request: FastifyRequest): object {
-    const base = `${request.protocol}://${request.host}`;
+  metadata(): object {
+    // PUBLIC_BASE_URL, never Host / X-Forwarded-Host: a cached answer built from a forged header would
+    // point every client at someone else's token endpoint (DESIGN 10).
+    const base = this.settings.publicBaseUrl;
     return {
       issuer: this.settings.jwt.issuer,
       token_endpoint: `${base}${TOKEN_PATH}`,
