@@ -10,7 +10,7 @@ import {
   type TaggableEntity,
   type Tx,
 } from '#database';
-import { badRequest, conflict, notFound, preconditionFailed, newId, parseSort } from '#platform';
+import { badRequest, conflict, notFound, preconditionFailed, newId, parseSort, ProblemException } from '#platform';
 import type { Principal } from '#token-binding';
 import { versionMatches, type VersionCondition } from '../common/etag.js';
 import { assertCanWrite, canSee, scopeOf } from '../common/host-access.js';
@@ -41,7 +41,7 @@ export class EntitiesService {
     assertCanWrite(principal, hostId, def.entityType);
     const id = textOf(input, def.idField) ?? newId();
     return this.work.run(async (tx) => {
-      const tagIds = await this.visibleTagIds(tx, principal, input.tagIds ?? []);
+      const tagIds = knownTags(await this.requestedTags(tx, principal, input.tagIds ?? [])).map((tag) => tag.tagId);
       const row = Object.assign(new def.entity(), {
         ...ownFields(def, input),
         [def.idField]: id,
@@ -120,16 +120,29 @@ export class EntitiesService {
     }
     const hostId = input.hostId ?? null;
     return this.work.run(async (tx) => {
+      const requested = input.tagIds === undefined ? undefined : await this.requestedTags(tx, principal, input.tagIds);
       const current = await this.lockWritable(tx, def, principal, id, condition);
       assertCanWrite(principal, hostId, def.entityType);
-      if (hostId !== current.hostId) await this.links.in(tx).rehost(def.entityType, id, hostId);
+      const tags = requested === undefined ? undefined : knownTags(requested);
+      if (hostId !== current.hostId) {
+        await this.assertMovable(tx, def, id, hostId, tags);
+        await this.links.in(tx).rehost(def.entityType, id, hostId);
+      }
       const changed =
-        input.tagIds === undefined ? NO_CHANGE : await this.replaceLinks(tx, def, principal, id, hostId, input.tagIds);
-      const view = await this.save(tx, def, principal, current, { ...ownFields(def, input), hostId });
+        tags === undefined
+          ? NO_CHANGE
+          : await this.replaceLinks(
+              tx,
+              def,
+              id,
+              hostId,
+              tags.map((tag) => tag.tagId),
+            );
+      const { view, tagIds } = await this.save(tx, def, principal, current, { ...ownFields(def, input), hostId });
       await this.events
         .in(tx)
         .append([
-          changeEvent('entity.updated', principal, hostId, { entityType: def.entityType, ...view }),
+          changeEvent('entity.updated', principal, hostId, { entityType: def.entityType, ...view, tagIds }),
           ...linkEvents(principal, def, id, hostId, changed.added, changed.removed),
         ]);
       return view;
@@ -168,9 +181,11 @@ export class EntitiesService {
     condition: VersionCondition,
   ): Promise<EntityView> {
     return this.work.run(async (tx) => {
+      const requested = await this.requestedTags(tx, principal, tagIds);
       const current = await this.lockWritable(tx, def, principal, id, condition);
-      const changed = await this.replaceLinks(tx, def, principal, id, current.hostId, tagIds);
-      const view = await this.save(tx, def, principal, current, {});
+      const known = knownTags(requested).map((tag) => tag.tagId);
+      const changed = await this.replaceLinks(tx, def, id, current.hostId, known);
+      const { view } = await this.save(tx, def, principal, current, {});
       await this.events.in(tx).append(linkEvents(principal, def, id, current.hostId, changed.added, changed.removed));
       return view;
     });
@@ -190,8 +205,9 @@ export class EntitiesService {
     op: 'add' | 'remove',
     requested: readonly string[],
   ): Promise<void> {
+    const found = await this.requestedTags(tx, principal, requested);
     const current = await this.lockWritable(tx, def, principal, id, { any: true });
-    const tagIds = await this.visibleTagIds(tx, principal, requested);
+    const tagIds = knownTags(found).map((tag) => tag.tagId);
     const links = this.links.in(tx);
     let added: string[] = [];
     let removed: string[] = [];
@@ -213,16 +229,21 @@ export class EntitiesService {
     await this.events.in(tx).append(linkEvents(principal, def, id, current.hostId, added, removed));
   }
 
-  /** Writes `changes` plus the audit fields and the next version, and answers the new representation. */
+  /**
+   * Writes `changes` plus the audit fields and the next version; answers the new representation (the linked
+   * tags the writer can see) and every linked tag id, for the change event (the feed filters per reader).
+   */
   private async save(
     tx: Tx,
     def: EntityTypeDefinition,
     principal: Principal,
     current: TaggableEntity,
     changes: Record<string, unknown>,
-  ): Promise<EntityView> {
+  ): Promise<{ view: EntityView; tagIds: string[] }> {
     const next = await this.bump(tx, def, principal, current, changes);
-    return this.view(this.links.in(tx), def, principal, next);
+    const linked = await this.links.in(tx).linkedTags(def.entityType, idOf(def, next));
+    const visible = linked.filter((tag) => canSee(principal, tag.hostId)).map((tag) => tag.tagId);
+    return { view: toEntityView(def, next, visible), tagIds: linked.map((tag) => tag.tagId) };
   }
 
   /** Writes `changes` plus the audit fields and the next version. */
@@ -250,33 +271,52 @@ export class EntitiesService {
   }
 
   /**
-   * Checks that every id names a tag the caller can see (400 listing the others); those tags cannot be
-   * deleted until the transaction ends, so the links can always be written.
+   * Looks up the requested tags the caller can see (`knownTags` answers 400 for the others), locking them
+   * so they cannot be deleted until the transaction ends and the links can always be written. Writers call
+   * it before locking the entity: tags first, then entities, the order a tag's deletion takes them too,
+   * so a write and a deletion never wait for each other in a circle.
    */
-  private async visibleTagIds(tx: Tx, principal: Principal, requested: readonly string[]): Promise<string[]> {
+  private async requestedTags(tx: Tx, principal: Principal, requested: readonly string[]): Promise<RequestedTags> {
     const ids = sortedIds(requested);
-    if (ids.length === 0) return ids;
-    const found = await this.tagStore.in(tx).existingIds(scopeOf(principal), ids);
-    const unknown = ids.filter((tagId) => !found.has(tagId));
-    if (unknown.length > 0) {
-      throw badRequest(
-        `Unknown tag ids: ${unknown.join(', ')}`,
-        unknown.map((tagId) => ({ field: 'tagIds', message: `no tag with tagId ${tagId}` })),
-      );
-    }
-    return ids;
+    const hosts =
+      ids.length === 0
+        ? new Map<string, string | null>()
+        : await this.tagStore.in(tx).existingHosts(scopeOf(principal), ids);
+    return { ids, hosts };
   }
 
-  /** Makes the entity's links exactly `requested`: links to other tags go, missing ones are added. */
+  /**
+   * An entity moves to `hostId` only if that host can see every tag it is to be linked to (DESIGN 12): the
+   * new links when the PUT gives them (`tags`), else the current ones. Otherwise 409 naming those tags, and
+   * nothing is written: the check comes before the first write of the transaction.
+   */
+  private async assertMovable(
+    tx: Tx,
+    def: EntityTypeDefinition,
+    id: string,
+    hostId: string | null,
+    tags: readonly LinkedTag[] | undefined,
+  ): Promise<void> {
+    const linked = tags ?? (await this.links.in(tx).linkedTags(def.entityType, id));
+    const hidden = linked.filter((tag) => !hostSees(hostId, tag.hostId)).map((tag) => tag.tagId);
+    if (hidden.length === 0) return;
+    const where = hostId === null ? 'global (only global tags are visible there)' : `host ${hostId}`;
+    throw new ProblemException(
+      409,
+      `${def.entityType} ${id} cannot move to ${where}: it would be linked to tags that host cannot see: ` +
+        `${hidden.join(', ')}. Remove those links first, or give tagIds without them.`,
+      { errors: hidden.map((tagId) => ({ field: 'tagIds', message: `tag ${tagId} is not visible to the new host` })) },
+    );
+  }
+
+  /** Makes the entity's links exactly `tagIds` (known, visible tags): links to other tags go, missing ones are added. */
   private async replaceLinks(
     tx: Tx,
     def: EntityTypeDefinition,
-    principal: Principal,
     id: string,
     hostId: string | null,
-    requested: readonly string[],
+    tagIds: readonly string[],
   ): Promise<LinkChange> {
-    const tagIds = await this.visibleTagIds(tx, principal, requested);
     const links = this.links.in(tx);
     const removed = await links.unlinkOthers(def.entityType, id, tagIds);
     const added = tagIds.length === 0 ? [] : (await links.link(def.entityType, id, hostId, tagIds)).added;
@@ -322,6 +362,34 @@ interface LinkChange {
 }
 
 const NO_CHANGE: LinkChange = { added: [], removed: [] };
+
+/** Requested tag ids (sorted, distinct) and the host of each that names a tag the caller can see. */
+interface RequestedTags {
+  readonly ids: readonly string[];
+  readonly hosts: ReadonlyMap<string, string | null>;
+}
+
+interface LinkedTag {
+  readonly tagId: string;
+  readonly hostId: string | null;
+}
+
+/** The requested tags, or 400 listing the ids that name no tag the caller can see (DESIGN 5.2). */
+function knownTags(requested: RequestedTags): LinkedTag[] {
+  const unknown = requested.ids.filter((tagId) => !requested.hosts.has(tagId));
+  if (unknown.length > 0) {
+    throw badRequest(
+      `Unknown tag ids: ${unknown.join(', ')}`,
+      unknown.map((tagId) => ({ field: 'tagIds', message: `no tag with tagId ${tagId}` })),
+    );
+  }
+  return requested.ids.map((tagId) => ({ tagId, hostId: requested.hosts.get(tagId) ?? null }));
+}
+
+/** What a token of `host` sees (DESIGN 4.3): global tags and its own host's; for `host` null, global ones only. */
+function hostSees(host: string | null, tagHost: string | null): boolean {
+  return tagHost === null || tagHost === host;
+}
 
 /** The type's own fields from a body; an omitted optional field is stored as null (PUT replaces). */
 function ownFields(def: EntityTypeDefinition, input: EntityInput): Record<string, string | null> {

@@ -24,8 +24,24 @@ export function linkEvents(
   removed: readonly string[],
 ): NewChangeEvent[] {
   const events: NewChangeEvent[] = [];
-  const data = (tagIds: readonly string[]) => ({ entityType: table.entityType, entityId, tagIds: [...tagIds].sort() });
-  if (added.length > 0) events.push(changeEvent('entity.tagged', principal, hostId, data(added)));
-  if (removed.length > 0) events.push(changeEvent('entity.untagged', principal, hostId, data(removed)));
+  if (added.length > 0) events.push(linkEvent('entity.tagged', principal, table.entityType, entityId, hostId, added));
+  if (removed.length > 0) {
+    events.push(linkEvent('entity.untagged', principal, table.entityType, entityId, hostId, removed));
+  }
   return events;
+}
+
+/**
+ * One `entity.tagged` / `entity.untagged` event. Its `tagIds` are every tag concerned, whoever can see them:
+ * the feed shows each reader only the ones it can see (EventsService).
+ */
+export function linkEvent(
+  type: 'entity.tagged' | 'entity.untagged',
+  principal: Principal,
+  entityType: string,
+  entityId: string,
+  hostId: string | null,
+  tagIds: readonly string[],
+): NewChangeEvent {
+  return changeEvent(type, principal, hostId, { entityType, entityId, tagIds: [...tagIds].sort() });
 }

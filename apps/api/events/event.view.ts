@@ -21,7 +21,8 @@ export class EventView {
     description:
       'tag.*: the tag (tag.deleted: tagId, tagName, hostId); entity.created|updated: the entity as GET answers ' +
       'it plus entityType; entity.deleted: entityType, entityId, hostId; entity.tagged|untagged: entityType, ' +
-      'entityId, tagIds',
+      "entityId, tagIds. tagIds lists only the tags the reader can see (global ones and its host's; all for " +
+      'portal.admin), as GET does',
   })
   readonly data!: Record<string, unknown>;
 }

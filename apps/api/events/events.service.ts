@@ -1,8 +1,14 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { ChangeEventRepository, ControlSession, EVENTS_CHANNEL } from '#database';
+import {
+  ChangeEventRepository,
+  ControlSession,
+  EVENTS_CHANNEL,
+  TagRepository,
+  type StoredChangeEvent,
+} from '#database';
 import { ProblemException, SETTINGS, type Settings } from '#platform';
-import type { Principal } from '#token-binding';
-import { scopeOf } from '../common/host-access.js';
+import { isAdmin, type Principal } from '#token-binding';
+import { canSee, scopeOf } from '../common/host-access.js';
 import type { ListEventsQuery } from './dto/list-events.query.js';
 import { toEventView, type EventPage } from './event.view.js';
 
@@ -32,6 +38,7 @@ export class EventsService implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly events: ChangeEventRepository,
     private readonly session: ControlSession,
+    private readonly tags: TagRepository,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
@@ -74,7 +81,7 @@ export class EventsService implements OnModuleInit, OnApplicationShutdown {
         const last = rows.at(-1);
         // Fewer rows than asked for: everything up to the horizon was examined, shown or not.
         const next = rows.length === query.limit && last !== undefined ? last.seq : horizon;
-        return { events: rows.map(toEventView), next };
+        return { events: (await this.withVisibleTags(principal, rows)).map(toEventView), next };
       }
       const left = deadline - Date.now();
       if (changed === undefined || left <= 0) {
@@ -83,6 +90,28 @@ export class EventsService implements OnModuleInit, OnApplicationShutdown {
       }
       await changed.until(left);
     }
+  }
+
+  /**
+   * The page as `principal` may read it: each event's `tagIds` keeps only the tags the reader can see, as
+   * GET does (DESIGN 4.3, 12), judged by each tag's current host, or by its host when the event was written
+   * for a tag deleted since. One statement for the whole page; none for an admin or a page without tag ids.
+   */
+  private async withVisibleTags(principal: Principal, rows: StoredChangeEvent[]): Promise<StoredChangeEvent[]> {
+    if (isAdmin(principal)) return rows;
+    const ids = new Set(rows.flatMap(tagIdsOf));
+    if (ids.size === 0) return rows;
+    const current = await this.tags.hostsOf([...ids]);
+    const visible = (row: StoredChangeEvent, tagId: string): boolean => {
+      const host: string | null | undefined = current.has(tagId) ? current.get(tagId) : row.tagHosts?.[tagId];
+      // undefined: a deleted tag whose host was not kept (events written before migration 1763700012000).
+      return host !== undefined && canSee(principal, host);
+    };
+    return rows.map((row) =>
+      Array.isArray(row.data.tagIds)
+        ? { ...row, data: { ...row.data, tagIds: tagIdsOf(row).filter((tagId) => visible(row, tagId)) } }
+        : row,
+    );
   }
 
   /** One horizon read at a time per process; concurrent readers share it. */
@@ -143,4 +172,10 @@ export class EventsService implements OnModuleInit, OnApplicationShutdown {
       },
     };
   }
+}
+
+/** The tag ids an event names (`entity.*` events carry them in `data.tagIds`). */
+function tagIdsOf(event: StoredChangeEvent): string[] {
+  const tagIds = event.data.tagIds;
+  return Array.isArray(tagIds) ? tagIds.filter((tagId): tagId is string => typeof tagId === 'string') : [];
 }

@@ -14,7 +14,7 @@ import type { Principal } from '#token-binding';
 import { versionMatches, type VersionCondition } from '../common/etag.js';
 import { assertCanWrite, canSee, scopeOf } from '../common/host-access.js';
 import { ENTITY_TYPES } from '../catalog/entity-types.js';
-import { changeEvent } from '../events/change-events.js';
+import { changeEvent, linkEvent } from '../events/change-events.js';
 import type { TagEntitiesQuery } from './dto/tag-entities.query.js';
 import type { ListTagsQuery } from './dto/list-tags.query.js';
 import type { TagBodyDto } from './dto/tag-body.dto.js';
@@ -135,13 +135,25 @@ export class TagsService {
     });
   }
 
-  /** Removes the tag; its entity links go with it (ON DELETE CASCADE). */
+  /**
+   * Removes the tag and its links. Each link removed is a change of its entity (DESIGN 12): the entity
+   * moves to its next version (the deleter as `updateUser`) and gets an `entity.untagged` event, all in
+   * this transaction and in a fixed number of statements, however many entities carried the tag.
+   */
   async delete(principal: Principal, tagId: string, condition: VersionCondition): Promise<void> {
     await this.work.run(async (tx) => {
       const tag = await this.lockWritable(tx, principal, tagId, condition);
-      await this.tags.in(tx).delete(tagId);
+      const audit = { updateUser: principal.subject, updateTs: new Date() };
+      const untagged = await this.links.in(tx).detachTag(ENTITY_TYPES, tagId, audit);
       const data = { tagId, tagName: tag.tagName, hostId: tag.hostId };
-      await this.events.in(tx).append([changeEvent('tag.deleted', principal, tag.hostId, data)]);
+      // Appended while the tag still exists, so the untagged events record its host for the feed's readers.
+      await this.events
+        .in(tx)
+        .append([
+          ...untagged.map((e) => linkEvent('entity.untagged', principal, e.entityType, e.entityId, e.hostId, [tagId])),
+          changeEvent('tag.deleted', principal, tag.hostId, data),
+        ]);
+      await this.tags.in(tx).delete(tagId);
     });
   }
 

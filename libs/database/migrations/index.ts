@@ -10,6 +10,7 @@ import { EntityTagHost1763700008000 } from './1763700008000-entity-tag-host.js';
 import { ChangeEventNotifyAfterCommit1763700009000 } from './1763700009000-change-event-notify-after-commit.js';
 import { ConfigLayerVersion1763700010000 } from './1763700010000-config-layer-version.js';
 import { TagCount1763700011000 } from './1763700011000-tag-count.js';
+import { ChangeEventTagHosts1763700012000 } from './1763700012000-change-event-tag-hosts.js';
 
 /** Every migration, oldest first; add new ones at the end. */
 export const migrations = [
@@ -25,4 +26,5 @@ export const migrations = [
   ChangeEventNotifyAfterCommit1763700009000,
   ConfigLayerVersion1763700010000,
   TagCount1763700011000,
+  ChangeEventTagHosts1763700012000,
 ];

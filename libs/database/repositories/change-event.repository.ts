@@ -13,12 +13,18 @@ export const EVENTS_CHANNEL = 'bindery_events';
 const FEED_LOCK = 7_243_003;
 
 // The lock comes first (the join yields no row before it is held), then each event's seq in array order.
+// An event with `tagIds` records each tag's host as it is now, so the feed can still judge a tag deleted
+// later (DESIGN 12); within `recorded()` the lookup sees the tags as they were before its own write.
 /** The append, its parameters numbered from `$first` (so it can follow a write's own parameters). */
 const appendSql = (first: number): string => {
   const [lock, types, actors, hosts, data] = [0, 1, 2, 3, 4].map((i) => `$${first + i}`);
   return `
-  insert into change_event (seq, type, actor, host_id, data)
-  select nextval('change_event_seq'), e.type, e.actor, e.host_id, e.data
+  insert into change_event (seq, type, actor, host_id, data, tag_hosts)
+  select nextval('change_event_seq'), e.type, e.actor, e.host_id, e.data,
+    case when jsonb_typeof(e.data->'tagIds') = 'array' then
+      (select coalesce(jsonb_object_agg(t.tag_id, t.host_id), '{}') from tag t
+       where t.tag_id in (select jsonb_array_elements_text(e.data->'tagIds')))
+    end
   from (select pg_advisory_xact_lock_shared(${lock})) l,
        unnest(${types}::varchar[], ${actors}::varchar[], ${hosts}::varchar[], ${data}::jsonb[]) with ordinality as e(type, actor, host_id, data, n)
   order by e.n`;
@@ -54,6 +60,8 @@ export interface StoredChangeEvent {
   readonly at: Date;
   readonly actor: string | null;
   readonly data: Record<string, unknown>;
+  /** For an event with `data.tagIds`: each tag's host when the event was written (null: before it was kept). */
+  readonly tagHosts: Readonly<Record<string, string | null>> | null;
 }
 
 /**
@@ -172,7 +180,7 @@ export class ChangeEventRepository extends BaseRepository {
     const parameters: unknown[] = [after, through, limit];
     const visible = scopeCondition(scope, 'host_id', parameters);
     const rows = await this.manager.query<(Omit<StoredChangeEvent, 'seq'> & { seq: string })[]>(
-      `select seq, type, at, actor, data from change_event
+      `select seq, type, at, actor, data, tag_hosts as "tagHosts" from change_event
        where seq > $1 and seq <= $2 ${visible} order by seq limit $3`,
       parameters,
     );

@@ -40,6 +40,65 @@ export class EntityLinkRepository extends BaseRepository {
     return { added, total: (rows[0]?.before ?? 0) + added.length };
   }
 
+  /** The entity's links, each with its tag's host, by tag id (every host's: the service decides who sees what). */
+  linkedTags(entityType: string, entityId: string): Promise<{ tagId: string; hostId: string | null }[]> {
+    return this.manager.query<{ tagId: string; hostId: string | null }[]>(
+      `select et.tag_id as "tagId", t.host_id as "hostId" from entity_tag et join tag t on t.tag_id = et.tag_id
+       where et.entity_type = $1 and et.entity_id = $2 order by et.tag_id`,
+      [entityType, entityId],
+    );
+  }
+
+  /**
+   * Removes every link of the tag `tagId` to entities of `tables` and records the change on each of those
+   * entities (next version, `audit`'s user and time); answers them with their hosts, by type then id. The
+   * caller holds the tag's row FOR UPDATE, so no link to it can be added meanwhile. Two statements whatever
+   * the number of links: the first locks the entities, as every entity writer does before touching their
+   * links (so a writer is never waiting on a link this removes while holding the entity it wants); the
+   * second removes the links and bumps exactly the entities they belonged to.
+   */
+  async detachTag(
+    tables: readonly EntityTable[],
+    tagId: string,
+    audit: { readonly updateUser: string | null; readonly updateTs: Date },
+  ): Promise<{ entityType: string; entityId: string; hostId: string | null }[]> {
+    if (tables.length === 0) return [];
+    const named = tables.map((table, i) => {
+      const metadata = this.manager.connection.getMetadata(table.entity);
+      const id = metadata.findColumnWithPropertyName(table.idField)?.databaseName;
+      if (id === undefined) throw new Error(`${table.entityType} has no column for ${table.idField}`);
+      return { alias: `t${i}`, n: i, table: metadata.tableName, id };
+    });
+    const types = tables.map((table) => table.entityType);
+    // In id order within each type, types in a fixed order: concurrent deletions of tags lock shared entities alike.
+    const locks = named.map(
+      ({ alias, n, table, id }) =>
+        `${alias} as (select e.${id} from ${table} e
+           where e.${id} in (select entity_id from entity_tag where tag_id = $1 and entity_type = $${n + 2})
+           order by e.${id} for update of e)`,
+    );
+    await this.manager.query(
+      `with ${locks.join(', ')} select ${named.map(({ alias }) => `(select count(*) from ${alias})`).join(' + ')} as n`,
+      [tagId, ...types],
+    );
+    const bumps = named.map(
+      ({ alias, n, table, id }) =>
+        `${alias} as (update ${table} e set update_user = $2, update_ts = $3, aggregate_version = e.aggregate_version + 1
+           from gone g where g.entity_type = $${n + 4} and e.${id} = g.entity_id
+           returning g.entity_type, g.entity_id, e.host_id)`,
+    );
+    return this.manager.query<{ entityType: string; entityId: string; hostId: string | null }[]>(
+      `with gone as (
+         delete from entity_tag where tag_id = $1 and entity_type = any($${types.length + 4}::varchar[])
+         returning entity_type, entity_id
+       ), ${bumps.join(', ')}
+       select entity_type as "entityType", entity_id as "entityId", host_id as "hostId"
+       from (${named.map(({ alias }) => `select * from ${alias}`).join(' union all ')}) u
+       order by entity_type, entity_id`,
+      [tagId, audit.updateUser, audit.updateTs, ...types, types],
+    );
+  }
+
   /** The entity moved to another host: its links follow, so link reads see it where it now is. */
   async rehost(entityType: string, entityId: string, hostId: string | null): Promise<void> {
     await this.manager.query(

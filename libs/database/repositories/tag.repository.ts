@@ -169,17 +169,27 @@ export class TagRepository extends BaseRepository {
     return (await this.namedQuery(scope, names).getRawMany<{ tagId: string }>()).map((t) => t.tagId);
   }
 
+  /** The host of each of `ids` that names a tag (null: a global tag); ids of no tag are left out. */
+  async hostsOf(ids: readonly string[]): Promise<Map<string, string | null>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.manager.query<{ tag_id: string; host_id: string | null }[]>(
+      'select tag_id, host_id from tag where tag_id = any($1::varchar[])',
+      [ids],
+    );
+    return new Map(rows.map((row) => [row.tag_id, row.host_id]));
+  }
+
   /**
-   * Which of `ids` name tags in `scope`; those tags cannot be deleted until the transaction ends
-   * (FOR KEY SHARE), so links to them can always be written.
+   * Which of `ids` name tags in `scope`, each with its host; those tags cannot be deleted until the
+   * transaction ends (FOR KEY SHARE), so links to them can always be written.
    */
-  async existingIds(scope: HostScope, ids: readonly string[]): Promise<Set<string>> {
+  async existingHosts(scope: HostScope, ids: readonly string[]): Promise<Map<string, string | null>> {
     const parameters: unknown[] = [ids];
     const visible = scopeCondition(scope, 'host_id', parameters);
-    const rows = await this.manager.query<{ tag_id: string }[]>(
-      `select tag_id from tag where tag_id = any($1::varchar[]) ${visible} for key share`,
+    const rows = await this.manager.query<{ tag_id: string; host_id: string | null }[]>(
+      `select tag_id, host_id from tag where tag_id = any($1::varchar[]) ${visible} for key share`,
       parameters,
     );
-    return new Set(rows.map((row) => row.tag_id));
+    return new Map(rows.map((row) => [row.tag_id, row.host_id]));
   }
 }
