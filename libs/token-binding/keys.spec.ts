@@ -107,6 +107,36 @@ describe('RemoteJwksKeyStore', () => {
     }
   });
 
+  it('with stale keys and the JWKS down, requests do not ask it again each time (once per interval)', async () => {
+    const state = { fetches: 0, fail: false };
+    const fakeFetch = (() => {
+      state.fetches += 1;
+      if (state.fail) return Promise.reject(new Error('ECONNREFUSED'));
+      return Promise.resolve(new Response(JSON.stringify({ keys: [jwk('one')] })));
+    }) as typeof fetch;
+    const store = new RemoteJwksKeyStore({
+      uri: 'https://issuer.test/jwks',
+      fetch: fakeFetch,
+      refreshMs: 20,
+      minRefetchIntervalMs: 60_000,
+    });
+    try {
+      await store.keyFor('one');
+      state.fail = true;
+      // Stale: older than two refresh periods, every re-read since failing.
+      await new Promise((r) => setTimeout(r, 100));
+      const before = state.fetches;
+      for (let i = 0; i < 50; i += 1) {
+        expect((await store.keyFor('one')).asymmetricKeyType).toBe('ec');
+        await new Promise((r) => setImmediate(r));
+      }
+      // The timer may tick once meanwhile; 50 requests ask nothing of their own.
+      expect(state.fetches - before).toBeLessThanOrEqual(2);
+    } finally {
+      store.close();
+    }
+  });
+
   it('StaticKeyStore holds exactly its own keys', () => {
     const store = StaticKeyStore.fromJwks({ keys: [jwk('a')] });
     expect(store.holds(store.keyFor('a'))).toBe(true);

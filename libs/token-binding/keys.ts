@@ -138,8 +138,11 @@ export class RemoteJwksKeyStore implements KeyStore {
     const age = Date.now() - this.fetchedAt;
     const key = pick(this.keys, kid);
     if (key !== undefined) {
-      // A backstop for a timer that fell behind (a blocked event loop): refresh in the background.
-      if (age > this.refreshMs * 2) void this.refresh().catch(() => undefined);
+      // A backstop for a timer that fell behind (a blocked event loop): refresh in the background, at most
+      // once per interval, so an unreachable JWKS is not asked again on every request.
+      if (age > this.refreshMs * 2 && Date.now() - this.lastAttemptAt >= this.minRefetchIntervalMs) {
+        void this.refresh().catch(() => undefined);
+      }
       return key;
     }
     // A failed fetch is retried after a second; a successful one only after the full interval.
