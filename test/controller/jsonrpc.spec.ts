@@ -141,18 +141,31 @@ describe('JSON-RPC framing on /ws/microservice', () => {
     expect(anonymous.received).toEqual([]);
   });
 
+  // A registration always names its service, so the binding decides params it cannot compare (DESIGN 6.3 rule 5).
+  it.each<[string, Record<string, unknown> | unknown[] | undefined, string]>([
+    ['no params', undefined, 'Token sid does not match requested serviceId'],
+    ['serviceId missing', { address: 'a' }, 'Token sid does not match requested serviceId'],
+    ['serviceId blank', { serviceId: '  ' }, 'Token sid does not match requested serviceId'],
+    ['serviceId not a string', { serviceId: 5 }, 'Token sid does not match requested serviceId'],
+    ['params by position', ['s'], 'Token sid does not match requested serviceId'],
+    ['envTag not a string', { serviceId: 's', envTag: 3 }, 'Token env does not match requested envTag'],
+  ])('params the binding cannot compare (%s): -32003, closed 1008, nothing stored', async (_name, given, sentence) => {
+    await connect();
+    const params =
+      given === undefined || Array.isArray(given) || given.serviceId !== 's' ? given : { ...given, serviceId };
+    const { result: response, all } = await statementsDuring(() => client.call('service/register', params));
+    expect(response.error).toEqual({ code: -32003, message: sentence, data: { status: 403 } });
+    expect(await client.waitClosed()).toEqual({ code: 1008, reason: sentence });
+    expect(all).toEqual([]);
+  });
+
   it.each<[string, Record<string, unknown> | unknown[] | undefined, string[]]>([
-    ['no params', undefined, ['serviceId']],
-    ['serviceId missing', { address: 'a' }, ['serviceId']],
-    ['serviceId blank', { serviceId: '  ' }, ['serviceId']],
-    ['serviceId not a string', { serviceId: 5 }, ['serviceId']],
     ['port out of range and not an integer', { serviceId: 's', port: 70000.5 }, ['port']],
     ['port as a string', { serviceId: 's', port: '8080' }, ['port']],
     ['unknown protocol', { serviceId: 's', protocol: 'ftp' }, ['protocol']],
     ['tags not a string map', { serviceId: 's', tags: { a: 1 } }, ['tags']],
     ['tags an array', { serviceId: 's', tags: ['a'] }, ['tags']],
-    ['envTag not a string', { serviceId: 's', envTag: 3 }, ['envTag']],
-    ['params by position', ['s'], ['params']],
+    ['version too long', { serviceId: 's', version: 'v'.repeat(101) }, ['version']],
   ])('bad params (%s): -32602 naming the fields, nothing stored', async (_name, given, fields) => {
     await connect();
     // `s` stands for the token's own sid: the binding is decided before params (DESIGN 8).
@@ -171,7 +184,7 @@ describe('JSON-RPC framing on /ws/microservice', () => {
     await connect();
     client.notify('service/explode', {});
     client.notify('discovery/lookup', { serviceId });
-    client.notify('service/register', { port: 'not-a-port' });
+    client.notify('service/register', { serviceId, port: 'not-a-port' });
     client.sendRaw(JSON.stringify({ jsonrpc: '2.0', method: 'discovery/lookup', params: ['by-position'] }));
     const response = await client.call('discovery/lookup', { serviceId }, 'last');
     // Give any stray answer time to arrive after the one we waited for.
