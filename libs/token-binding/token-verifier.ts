@@ -136,8 +136,9 @@ export function bearerToken(header: string | string[] | undefined): string | und
 }
 
 /**
- * What an `Authorization` header offers (RFC 6750 2.1, 3.1): no Bearer credential (absent, empty, another
- * scheme such as Basic, or `Bearer` with nothing after it), a malformed one (`Bearer a b`), or one token68.
+ * What an `Authorization` header offers (RFC 6750 2.1, 3.1): no Bearer credential (absent, empty, or another
+ * scheme such as Basic), a malformed one (`Bearer` with no token or only spaces after it, `Bearer a b`: DESIGN
+ * 3 answers it `invalid_token`), or one token68.
  */
 export type BearerCredential =
   { readonly kind: 'none' } | { readonly kind: 'malformed' } | { readonly kind: 'token'; readonly token: string };
@@ -150,6 +151,7 @@ export function bearerCredential(header: string | string[] | undefined): BearerC
   const match = BEARER.exec(header.trim());
   if (match === null) return { kind: 'none' };
   const rest = (match[1] ?? '').trim();
-  if (rest === '') return { kind: 'none' };
+  // The scheme names a Bearer credential, so a missing token is a malformed one, not an absent one.
+  if (rest === '') return { kind: 'malformed' };
   return TOKEN68.test(rest) ? { kind: 'token', token: rest } : { kind: 'malformed' };
 }
