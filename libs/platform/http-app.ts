@@ -1,7 +1,7 @@
 import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppLogger, logRequests } from './app-logger.js';
@@ -9,7 +9,10 @@ import { useJsonBodiesOnly } from './json-body.js';
 import { requestId } from './logging.js';
 import { Metrics } from './metrics.js';
 import { setupOpenApi } from './openapi.js';
+import { SETTINGS } from './platform.module.js';
 import { PROBLEM_CONTENT_TYPE, problemBody, ProblemException, ProblemFilter, sendError, titleFor } from './problem.js';
+import { ControlCharsInterceptor, malformedQuery } from './request-input.js';
+import type { Settings } from './settings.js';
 import { validationPipe } from './validation.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -57,7 +60,10 @@ export async function createHttpApp(
   // Nest routes Fastify's own errors (bad JSON, body too large) through this filter too.
   app.useGlobalFilters(new ProblemFilter());
   app.useGlobalPipes(validationPipe());
+  // Control characters in any query or path parameter: one check for every route, after the guards.
+  app.useGlobalInterceptors(new ControlCharsInterceptor());
   const metrics = app.get(Metrics);
+  limitRequestTime(app.getHttpServer(), app.get<Settings>(SETTINGS).requestTimeoutMs);
   // First, so that every answer below (414, 413, 405 included) has its log line.
   logRequests(app.getHttpAdapter().getInstance(), logger);
   app
@@ -68,6 +74,12 @@ export async function createHttpApp(
       void reply.header('x-request-id', request.id);
       if (request.url.length > MAX_URL_LENGTH) {
         sendError(reply, new ProblemException(414, `The request target is longer than ${MAX_URL_LENGTH} characters`));
+        return;
+      }
+      // Like a malformed path, before routing and authentication (DESIGN 3).
+      const malformed = malformedQuery(request.url);
+      if (malformed !== undefined) {
+        sendError(reply, malformed);
         return;
       }
       // A declared length over the limit is refused before its content type or a byte of it is read (DESIGN 3).
@@ -101,6 +113,19 @@ export async function createHttpApp(
     });
   if (options.openApi !== undefined) setupOpenApi(app, options.openApi.title, options.openApi.description);
   return app;
+}
+
+/**
+ * REQUEST_TIMEOUT_MS (DESIGN 3): headers and body must have arrived by then, or Node answers 408 through
+ * `answerClientError` and closes the connection. Node checks its connections on an interval (30 s by
+ * default), so it runs at a quarter of the timeout, at least once a second. Upgraded WebSockets and
+ * streaming answers are not requests in progress and are left alone.
+ */
+function limitRequestTime(server: Server, timeoutMs: number): void {
+  server.requestTimeout = timeoutMs;
+  server.headersTimeout = timeoutMs;
+  // Read by Node when the server starts listening (createHttpApp returns before `listen`).
+  Object.assign(server, { connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeoutMs / 4))) });
 }
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;

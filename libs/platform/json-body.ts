@@ -21,10 +21,35 @@ export function jsonDepthExceeds(text: string, limit = MAX_JSON_DEPTH): boolean 
   return false;
 }
 
+/** One `name=value` parameter of a media type (RFC 9110 5.6.6): a token or a quoted string. */
+const MEDIA_PARAMETER = /;\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;\s]*)/g;
+
+/** The `charset` parameter of a Content-Type header, unquoted; undefined when it has none. */
+export function charsetOf(contentType: string | undefined): string | undefined {
+  if (contentType === undefined) return undefined;
+  for (const [, name, raw] of contentType.matchAll(MEDIA_PARAMETER)) {
+    if (name?.toLowerCase() !== 'charset' || raw === undefined) continue;
+    const quoted = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"');
+    return quoted ? raw.slice(1, -1).replace(/\\(.)/g, '$1') : raw;
+  }
+  return undefined;
+}
+
 /**
- * The only body parser of both processes: `application/json` (and `+json` types), nesting at most
- * MAX_JSON_DEPTH levels. Every other content type is refused with 415 by Fastify: a form-encoded body (curl's
- * default) would otherwise be parsed into a confusing list of field errors.
+ * Bodies are read as UTF-8 (DESIGN 3): a declared charset other than UTF-8 is 415, whatever its case or
+ * quoting; other parameters are ignored, as most client libraries send `; charset=utf-8`.
+ */
+export function foreignCharset(contentType: string | undefined): ProblemException | undefined {
+  const charset = charsetOf(contentType);
+  if (charset === undefined || charset.toLowerCase() === 'utf-8') return undefined;
+  return new ProblemException(415, `Unsupported charset ${JSON.stringify(charset.slice(0, 40))}; send UTF-8`);
+}
+
+/**
+ * The only body parser of both processes: `application/json` (and `+json` types), with any parameters
+ * but a charset other than UTF-8, nesting at most MAX_JSON_DEPTH levels. Every other content type is refused
+ * with 415 by Fastify: a form-encoded body (curl's default) would otherwise be parsed into a confusing list
+ * of field errors.
  */
 export function useJsonBodiesOnly(
   instance: FastifyInstance,
@@ -35,9 +60,12 @@ export function useJsonBodiesOnly(
   instance.removeAllContentTypeParsers();
   useFormBodiesOn(instance, formRoutes);
   instance.addContentTypeParser(
-    /^application\/([\w.+-]+\+)?json$/i,
+    // Fastify matches the normalised header (`type/subtype; name="value"`), parameters included.
+    /^application\/([\w.+-]+\+)?json(?:;|$)/i,
     { parseAs: 'string', bodyLimit },
     (request, body, done) => {
+      const refused = foreignCharset(request.headers['content-type']);
+      if (refused !== undefined) return done(refused, undefined);
       const text = body as string;
       // `bodyLimit` is the largest any route allows; a chunked body (no Content-Length) meets its own here.
       if (Buffer.byteLength(text) > routeLimit(request.routeOptions.url)) {
@@ -69,12 +97,14 @@ function useFormBodiesOn(instance: FastifyInstance, routes: readonly string[]): 
   if (routes.length === 0) return;
   const allowed = new Set(routes);
   instance.addContentTypeParser(
-    /^application\/x-www-form-urlencoded$/i,
+    /^application\/x-www-form-urlencoded(?:;|$)/i,
     { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT_BYTES },
     (request, body, done) => {
       if (!allowed.has(request.routeOptions.url ?? '')) {
         return done(new ProblemException(415, 'Unsupported Media Type: application/x-www-form-urlencoded'), undefined);
       }
+      const refused = foreignCharset(request.headers['content-type']);
+      if (refused !== undefined) return done(refused, undefined);
       const fields: Record<string, string[]> = {};
       for (const [name, value] of new URLSearchParams(body as string)) (fields[name] ??= []).push(value);
       done(null, fields);

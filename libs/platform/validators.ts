@@ -1,4 +1,4 @@
-import { applyDecorators } from '@nestjs/common';
+import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsOptional, IsString, Length, Matches, MaxLength, ValidateBy, ValidateIf } from 'class-validator';
@@ -43,15 +43,26 @@ export const NoControlChars = (): PropertyDecorator =>
     },
   });
 
-/** Refuses control characters other than tab, line feed and carriage return (descriptions, bodies). */
+/** Free-text properties: the query check (request-input.ts) lets tab and line breaks through for these. */
+const LINE_BREAKS_ALLOWED = Symbol('lineBreaksAllowed');
+
+/** True when `dto` declares `name` free text with `PlainText()`. */
+export function allowsLineBreaks(dto: Type<unknown> | undefined, name: string): boolean {
+  return dto !== undefined && Reflect.getMetadata(LINE_BREAKS_ALLOWED, dto.prototype as object, name) === true;
+}
+
+/** Refuses control characters other than tab, line feed and carriage return (descriptions, bodies, filters). */
 export const PlainText = (): PropertyDecorator =>
-  ValidateBy({
-    name: 'plainText',
-    validator: {
-      validate: (value: unknown) => typeof value !== 'string' || !hasControlChars(value, true),
-      defaultMessage: () => '$property must not contain control characters other than tab and line breaks',
-    },
-  });
+  applyDecorators(
+    (target: object, property: string | symbol) => Reflect.defineMetadata(LINE_BREAKS_ALLOWED, true, target, property),
+    ValidateBy({
+      name: 'plainText',
+      validator: {
+        validate: (value: unknown) => typeof value !== 'string' || !hasControlChars(value, true),
+        defaultMessage: () => '$property must not contain control characters other than tab and line breaks',
+      },
+    }),
+  );
 
 /** An optional resource id in a body; generated when omitted (DESIGN 4.1, 5.1). */
 export const IdField = (): PropertyDecorator =>

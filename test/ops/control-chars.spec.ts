@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { call, sqlDuring, startApi, unique, type TestApi } from '../support/api.js';
-import { RegistryTable, RpcClient, startController, type TestController } from '../support/controller.js';
-import { callers, token } from '../support/tokens.js';
+import {
+  RegistryTable,
+  RpcClient,
+  startController,
+  statementsDuring,
+  type TestController,
+} from '../support/controller.js';
+import { callers, token, writeIssuerKeyFile } from '../support/tokens.js';
 
 // One mechanism (libs/platform/validators.ts) for every text field: NUL and the other control characters
 // are 400 over HTTP and -32602 over JSON-RPC, never a database error.
@@ -65,5 +71,214 @@ describe('JSON-RPC: control characters are -32602 and nothing is stored', () => 
     } finally {
       await client.close();
     }
+  });
+});
+
+/** A GET operation of an OpenAPI document: its path template and its query and path parameters. */
+interface GetRoute {
+  readonly path: string;
+  readonly query: readonly string[];
+  readonly pathParams: readonly string[];
+}
+
+interface OpenApiParameters {
+  readonly paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>>;
+}
+
+/** Every GET route of a process, from its own OpenAPI document, so a new route is covered without a test edit. */
+function getRoutes(doc: OpenApiParameters): GetRoute[] {
+  return Object.entries(doc.paths).flatMap(([path, operations]) => {
+    const get = operations.get;
+    if (get === undefined) return [];
+    const parameters = get.parameters ?? [];
+    return [
+      {
+        path,
+        query: parameters.filter((p) => p.in === 'query').map((p) => p.name),
+        pathParams: parameters.filter((p) => p.in === 'path').map((p) => p.name),
+      },
+    ];
+  });
+}
+
+/** Refused everywhere: NUL, the other C0 controls but tab, line feed and carriage return, DEL. */
+const ALWAYS_REFUSED = ['\u0000', '\u0001', '\u0008', '\u000b', '\u001b', '\u001f', '\u007f'];
+/** Refused in names, ids and keywords; kept by the free-text filters. */
+const LINE_CONTROLS = ['\t', '\n', '\r'];
+/** The query parameters that are free text (a substring of a description). */
+const FREE_TEXT = new Set(['q', 'tagDesc']);
+/** Runtime reads: the binding guard compares these to the token first (DESIGN 3's order: 403 before 400). */
+const BINDING = new Set(['host', 'serviceId', 'envTag']);
+const RUNTIME = { host: 'h-cc', sid: 'svc-cc' };
+const SOME_ID = 'AAAAAAAAAAAAAAAAAAAAAA';
+
+const hex = (char: string): string => `%${char.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`;
+const label = (char: string): string => `U+${char.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`;
+
+interface Probe {
+  readonly name: string;
+  readonly url: string;
+  readonly field: string;
+  readonly char: string;
+  readonly refused: boolean;
+  readonly binding: boolean;
+}
+
+/** One request per route, parameter and control character: the parameter carries it, the rest is valid. */
+function probes(route: GetRoute): Probe[] {
+  const runtime = route.path.startsWith('/config-server/') && !route.path.startsWith('/config-server/admin/');
+  const base: Record<string, string> = runtime ? { host: RUNTIME.host, serviceId: RUNTIME.sid } : {};
+  if (route.query.includes('kind')) base.kind = 'file';
+  const fill = (path: string, name?: string, value?: string): string =>
+    path.replace(/\{(\w+)\}/g, (_, param: string) => (param === name ? (value ?? '') : SOME_ID));
+  const query = (name?: string, value?: string): string => {
+    const parts = Object.entries(base).filter(([key]) => key !== name);
+    const encoded = parts.map(([key, v]) => `${key}=${encodeURIComponent(v)}`);
+    if (name !== undefined && value !== undefined) encoded.push(`${name}=${value}`);
+    return encoded.length === 0 ? '' : `?${encoded.join('&')}`;
+  };
+  const result: Probe[] = [];
+  const chars = [...ALWAYS_REFUSED, ...LINE_CONTROLS];
+  for (const name of route.query) {
+    for (const char of chars) {
+      result.push({
+        name: `${route.path} ?${name}= ${label(char)}`,
+        url: fill(route.path) + query(name, `a${hex(char)}b`),
+        field: name,
+        char,
+        refused: ALWAYS_REFUSED.includes(char) || !FREE_TEXT.has(name),
+        binding: runtime && BINDING.has(name),
+      });
+    }
+  }
+  for (const name of route.pathParams) {
+    for (const char of chars) {
+      result.push({
+        name: `${route.path} {${name}} ${label(char)}`,
+        url: fill(route.path, name, `a${hex(char)}b`) + query(),
+        field: name,
+        char,
+        refused: true,
+        binding: false,
+      });
+    }
+  }
+  // A parameter no route declares is refused too: any query parameter (DESIGN 3).
+  result.push({
+    name: `${route.path} an undeclared parameter`,
+    url: fill(route.path) + query('extra', '%1B%5B31m'),
+    field: 'extra',
+    char: '\u001b',
+    refused: true,
+    binding: false,
+  });
+  return result;
+}
+
+/** An answer that never ends (a stream let through) fails its probe instead of hanging the test. */
+function within<T>(promise: Promise<T>, what: string, timeoutMs = 3000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no complete answer in ${timeoutMs} ms`)), timeoutMs);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+interface FieldErrors {
+  readonly errors?: { field: string }[];
+}
+
+describe('control characters in every query and path parameter of every GET route (DESIGN 3)', () => {
+  let issuerApi: TestApi;
+  let apiRoutes: GetRoute[];
+  let controllerRoutes: GetRoute[];
+  let runtimeToken: string;
+
+  beforeAll(async () => {
+    issuerApi = await startApi({ TOKEN_ISSUER_KEY_FILE: writeIssuerKeyFile().file });
+    apiRoutes = getRoutes((await call(issuerApi, 'GET', '/docs/openapi.json')).json<OpenApiParameters>());
+    controllerRoutes = getRoutes(
+      (await fetch(`${controller.httpUrl}/docs/openapi.json`).then((r) => r.json())) as OpenApiParameters,
+    );
+    runtimeToken = await token({ sub: 'rt', scope: 'portal.r', host: RUNTIME.host, sid: RUNTIME.sid });
+  });
+  afterAll(() => issuerApi?.close());
+
+  it('the documents list the list routes and id routes this issue names', () => {
+    const paths = apiRoutes.map((route) => route.path);
+    for (const path of ['/tags', '/schemas', '/products', '/documents', '/registry/instances', '/oauth2/clients']) {
+      expect(paths).toContain(path);
+    }
+    expect(paths).toContain('/oauth2/clients/{clientId}');
+    expect(paths).toContain('/tags/{tagId}');
+    expect(controllerRoutes.map((route) => route.path)).toContain('/instances');
+  });
+
+  it('api: 400 naming the parameter, before any SQL; free text keeps tab and line breaks', async () => {
+    const failures: string[] = [];
+    let checked = 0;
+    for (const route of apiRoutes) {
+      for (const probe of probes(route)) {
+        const bearer = probe.url.startsWith('/config-server/') && !probe.url.startsWith('/config-server/admin/');
+        const answered = await sqlDuring(() =>
+          within(call(issuerApi, 'GET', probe.url, { token: bearer ? runtimeToken : admin }), probe.name),
+        ).catch((error: Error) => error);
+        checked += 1;
+        if (answered instanceof Error) {
+          failures.push(answered.message);
+          continue;
+        }
+        const { result, queries } = answered;
+        // The binding's refusal is text/plain (DESIGN 6.2); every other error names its fields.
+        const problem = String(result.headers['content-type'] ?? '').startsWith('application/problem+json');
+        const fields = (problem ? (result.json<FieldErrors>().errors ?? []) : []).map((e) => e.field);
+        if (!probe.refused) {
+          if (result.statusCode >= 400) failures.push(`${probe.name}: ${result.statusCode} (should be kept)`);
+          continue;
+        }
+        // A binding parameter is compared to the token first: a mismatch there is 403, also before SQL.
+        const statusOk = probe.binding ? [400, 403].includes(result.statusCode) : result.statusCode === 400;
+        const named = probe.binding && result.statusCode === 403 ? true : fields.includes(probe.field);
+        if (!statusOk || !named || queries !== 0) {
+          failures.push(`${probe.name}: ${result.statusCode} ${JSON.stringify(fields)} after ${queries} statements`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(checked).toBeGreaterThan(300);
+  });
+
+  it('controller: GET /instances the same, and no registry statement runs', async () => {
+    const failures: string[] = [];
+    for (const route of controllerRoutes) {
+      for (const probe of probes(route)) {
+        const { result, registry } = await statementsDuring(() =>
+          fetch(`${controller.httpUrl}${probe.url}`, {
+            headers: { authorization: `Bearer ${admin}` },
+            signal: AbortSignal.timeout(3000),
+          }).then(async (res) => ({
+            status: res.status,
+            body: (res.headers.get('content-type')?.startsWith('application/problem+json') === true
+              ? await res.json()
+              : await res.text().then(() => ({}))) as FieldErrors,
+          })),
+        );
+        const fields = (result.body.errors ?? []).map((e) => e.field);
+        const ok = probe.refused ? result.status === 400 && fields.includes(probe.field) : result.status < 400;
+        if (!ok || registry.length > 0) failures.push(`${probe.name}: ${result.status} ${JSON.stringify(fields)}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+});
+
+describe('free text in a query filter finds what it names', () => {
+  it('a tagDesc filter with a tab and a line break matches the description holding them', async () => {
+    const tagDesc = `${unique('col')}\tone\r\ntwo`;
+    const created = await call(api, 'POST', '/tags', { token: admin, body: { tagName: unique('ft'), tagDesc } });
+    expect(created.statusCode).toBe(201);
+    const res = await call(api, 'GET', `/tags?tagDesc=${encodeURIComponent(tagDesc)}`, { token: admin });
+    expect(res.statusCode).toBe(200);
+    expect(res.json<{ tags: { tagDesc: string }[] }>().tags.map((t) => t.tagDesc)).toEqual([tagDesc]);
   });
 });

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
-import { Scalar, PageQueryDto } from '#platform';
+import { PageQueryDto, PlainText, Scalar } from '#platform';
 
 /** Query of GET /tags (DESIGN 4.2). */
 export class ListTagsQuery extends PageQueryDto {
@@ -16,6 +16,7 @@ export class ListTagsQuery extends PageQueryDto {
   @Scalar()
   @IsString()
   @MaxLength(1024)
+  @PlainText()
   tagDesc?: string;
 
   @ApiPropertyOptional({ description: 'exact host id' })
@@ -30,6 +31,7 @@ export class ListTagsQuery extends PageQueryDto {
   @Scalar()
   @IsString()
   @MaxLength(1024)
+  @PlainText()
   q?: string;
 
   @ApiPropertyOptional({

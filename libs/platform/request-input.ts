@@ -1,0 +1,133 @@
+import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor, type Type } from '@nestjs/common';
+import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
+import type { Observable } from 'rxjs';
+import { badRequest, type FieldError, type ProblemException } from './problem.js';
+import { allowsLineBreaks, hasControlChars } from './validators.js';
+
+/**
+ * The request target's query and path parameters, checked once for every route of both processes
+ * (DESIGN 3): the query string's percent-encoding before anything else, control characters after the
+ * guards (validation comes after 401 and 403), so no query DTO or path id needs a rule of its own.
+ */
+
+/**
+ * 400 when the query string holds a `%` not followed by two hex digits or bytes that are not UTF-8
+ * (truncated or overlong sequences), as Fastify answers for the path; Fastify's query parser would
+ * otherwise decode them loosely. The parameter is named when it can be.
+ */
+export function malformedQuery(url: string): ProblemException | undefined {
+  const start = url.indexOf('?');
+  if (start === -1) return undefined;
+  const query = url.slice(start + 1);
+  if (!query.includes('%')) return undefined;
+  try {
+    decodeURIComponent(query);
+    return undefined;
+  } catch {
+    const errors: FieldError[] = [];
+    for (const pair of query.split('&')) {
+      const [rawName = '', rawValue = ''] = pair.split(/=(.*)/s);
+      const name = decodeLoosely(rawName);
+      if (!decodes(rawName))
+        errors.push({ field: name, message: 'the parameter name is not valid percent-encoded UTF-8' });
+      else if (!decodes(rawValue)) errors.push({ field: name, message: `${name} is not valid percent-encoded UTF-8` });
+    }
+    return badRequest('Malformed percent-encoding in the query string', errors);
+  }
+}
+
+function decodes(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A name for an error message: the valid escapes decoded, the rest kept as sent. */
+function decodeLoosely(text: string): string {
+  return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => (decodes(run) ? decodeURIComponent(run) : run)).slice(0, 100);
+}
+
+/** Field errors for control characters in a request's query and path parameters (DESIGN 3). */
+export function controlCharErrors(query: unknown, params: unknown, dto?: Type<unknown>): FieldError[] {
+  const errors: FieldError[] = [];
+  if (typeof query === 'object' && query !== null) {
+    for (const [name, value] of Object.entries(query)) {
+      const values: unknown[] = Array.isArray(value) ? value : [value];
+      if (hasControlChars(name)) {
+        errors.push({ field: name, message: 'a parameter name must not contain control characters' });
+        continue;
+      }
+      // Names, ids and keywords refuse tab and line breaks too, inside the value: surrounding whitespace is
+      // trimmed where it is compared (the binding rule, DESIGN 6.2), as body names are. Free text keeps them.
+      const text = allowsLineBreaks(dto, name);
+      const refused = (item: string): boolean => hasControlChars(item, true) || (!text && hasControlChars(item.trim()));
+      if (values.some((item) => typeof item === 'string' && refused(item))) {
+        errors.push({
+          field: name,
+          message: text
+            ? `${name} must not contain control characters other than tab and line breaks`
+            : `${name} must not contain control characters`,
+        });
+      }
+    }
+  }
+  if (typeof params === 'object' && params !== null) {
+    for (const [name, value] of Object.entries(params)) {
+      // Path parameters are ids: no control character at all.
+      if (typeof value === 'string' && hasControlChars(value)) {
+        errors.push({ field: name, message: `${name} must not contain control characters` });
+      }
+    }
+  }
+  return errors;
+}
+
+interface RouteArgument {
+  readonly index: number;
+  readonly data?: unknown;
+}
+
+/** The class of the handler's whole-query parameter (`@Query() query: SomeQuery`), if it has one. */
+function queryDtoOf(controller: Type<unknown>, handler: string): Type<unknown> | undefined {
+  const args = Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handler) as
+    Record<string, RouteArgument> | undefined;
+  const types = Reflect.getMetadata('design:paramtypes', controller.prototype as object, handler) as
+    (Type<unknown> | undefined)[] | undefined;
+  for (const [key, arg] of Object.entries(args ?? {})) {
+    if (key.split(':')[0] === String(RouteParamtypes.QUERY) && arg.data === undefined) return types?.[arg.index];
+  }
+  return undefined;
+}
+
+interface RequestParts {
+  readonly query?: unknown;
+  readonly params?: unknown;
+}
+
+/**
+ * Refuses control characters in any query parameter and every path parameter of every HTTP route with 400
+ * naming them, after the guards (DESIGN 3's order) and before pipes, handlers and SQL.
+ */
+@Injectable()
+export class ControlCharsInterceptor implements NestInterceptor {
+  /** Handler -> its query DTO (or undefined), looked up once per route. */
+  private readonly dtos = new WeakMap<object, Type<unknown> | undefined>();
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (context.getType() !== 'http') return next.handle();
+    const request = context.switchToHttp().getRequest<RequestParts>();
+    const handler = context.getHandler();
+    let dto = this.dtos.get(handler);
+    if (dto === undefined && !this.dtos.has(handler)) {
+      dto = queryDtoOf(context.getClass(), handler.name);
+      this.dtos.set(handler, dto);
+    }
+    const errors = controlCharErrors(request.query, request.params, dto);
+    if (errors.length > 0) throw badRequest(errors.map((error) => error.message).join('; '), errors);
+    return next.handle();
+  }
+}
