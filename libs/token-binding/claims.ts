@@ -42,7 +42,7 @@ export function principalOf(payload: JWTPayload): Principal {
   };
 }
 
-/** Scopes form a ladder: admin implies write, write implies read (README "Scopes"). */
+/** Scopes form a ladder: admin implies write, write implies read (docs/token-issuer.md, "Tokens Bindery accepts"). */
 export function hasScope(principal: Principal, required: string): boolean {
   const s = principal.scopes;
   if (s.has(SCOPE_ADMIN)) return true;
