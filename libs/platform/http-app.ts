@@ -1,8 +1,9 @@
 import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { STATUS_CODES, type Server } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppLogger, logRequests } from './app-logger.js';
 import { useJsonBodiesOnly } from './json-body.js';
@@ -10,7 +11,15 @@ import { requestId } from './logging.js';
 import { Metrics } from './metrics.js';
 import { setupOpenApi } from './openapi.js';
 import { SETTINGS } from './platform.module.js';
-import { PROBLEM_CONTENT_TYPE, problemBody, ProblemException, ProblemFilter, sendError, titleFor } from './problem.js';
+import {
+  badRequest,
+  PROBLEM_CONTENT_TYPE,
+  problemBody,
+  ProblemException,
+  ProblemFilter,
+  sendError,
+  titleFor,
+} from './problem.js';
 import { ControlCharsInterceptor, malformedQuery } from './request-input.js';
 import type { Settings } from './settings.js';
 import { validationPipe } from './validation.js';
@@ -51,6 +60,8 @@ export async function createHttpApp(
     frameworkErrors: (error: Error, _request: FastifyRequest, reply: FastifyReply) => sendError(reply, error),
     // Node's HTTP parser refuses some requests before Fastify sees them (headers or URI too large).
     clientErrorHandler: answerClientError,
+    // Node answers a missing Host with a bare 400 of its own; the onRequest hook answers it as problem+json.
+    http: { requireHostHeader: false },
   });
   // Nest's parsers (JSON, form, text) are replaced by the one JSON parser with a depth limit.
   const app = await NestFactory.create<NestFastifyApplication>(root, adapter, { bufferLogs: true, bodyParser: false });
@@ -64,6 +75,10 @@ export async function createHttpApp(
   app.useGlobalInterceptors(new ControlCharsInterceptor());
   const metrics = app.get(Metrics);
   limitRequestTime(app.getHttpServer(), app.get<Settings>(SETTINGS).requestTimeoutMs);
+  const server: Server = app.getHttpServer();
+  server.on('connect', (request: IncomingMessage, socket: Duplex) =>
+    answerConnect(app.getHttpAdapter().getInstance(), request, socket),
+  );
   // First, so that every answer below (414, 413, 405 included) has its log line.
   logRequests(app.getHttpAdapter().getInstance(), logger);
   app
@@ -74,6 +89,11 @@ export async function createHttpApp(
       void reply.header('x-request-id', request.id);
       if (request.url.length > MAX_URL_LENGTH) {
         sendError(reply, new ProblemException(414, `The request target is longer than ${MAX_URL_LENGTH} characters`));
+        return;
+      }
+      // RFC 9112 3.2: an HTTP/1.1 request without Host is malformed.
+      if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+        sendError(reply, badRequest('The Host header is required'));
         return;
       }
       // Like a malformed path, before routing and authentication (DESIGN 3).
@@ -162,9 +182,38 @@ function answerClientError(error: Error & { code?: string; rawPacket?: unknown }
     return;
   }
   const status = clientErrorStatus(error);
-  const body = problemBody(status, titleFor(status));
+  // A HEAD client reads no body (DESIGN 3): bytes after the head would be taken for the next response.
+  const head = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
+  endWithProblem(socket, status, titleFor(status), {}, head);
+}
+
+/** Writes a whole problem+json response straight on a socket Node no longer parses, then closes it. */
+function endWithProblem(
+  socket: Duplex,
+  status: number,
+  detail: string,
+  headers: Readonly<Record<string, string>> = {},
+  head = false,
+): void {
+  const body = problemBody(status, detail);
+  const extra = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      `${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${head ? '' : body}`,
   );
+}
+
+/**
+ * CONNECT never reaches Fastify: Node hands it to a `connect` listener, or destroys the socket without an
+ * answer when there is none. Answered like any method a path has no route for (405 with Allow, else 404).
+ */
+function answerConnect(instance: FastifyInstance, request: IncomingMessage, socket: Duplex): void {
+  const allowed = allowedMethods(instance, request.url ?? '/');
+  if (allowed.length > 0) {
+    endWithProblem(socket, 405, `CONNECT is not allowed here; use ${allowed.join(', ')}`, {
+      Allow: allowed.join(', '),
+    });
+  } else endWithProblem(socket, 404, 'No route for CONNECT');
 }

@@ -309,6 +309,52 @@ describe('HEAD on a GET route whose query is refused: a complete response withou
   });
 });
 
+describe('requests Node answers or drops by itself are problem+json, and a HEAD answer has no body', () => {
+  const BASES = [
+    ['api', () => api.url],
+    ['controller', () => controller.httpUrl],
+  ] as const;
+
+  it.each(BASES)('%s: HTTP/1.1 without Host is 400 problem+json', async (_, base) => {
+    const answer = await rawExchange(base(), ['GET /health/live HTTP/1.1\r\nConnection: close\r\n\r\n']);
+    const response = firstResponse(answer.text);
+    expect(response.status).toBe(400);
+    expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(JSON.parse(response.rest)).toMatchObject({ status: 400, detail: 'The Host header is required' });
+  });
+
+  it.each(BASES)('%s: HTTP/1.0 needs no Host', async (_, base) => {
+    const answer = await rawExchange(base(), ['GET /health/live HTTP/1.0\r\n\r\n']);
+    expect(firstResponse(answer.text).status).toBe(200);
+  });
+
+  it.each(BASES)('%s: CONNECT is answered (405 with Allow on a known path, else 404), not dropped', async (_, base) => {
+    const known = firstResponse((await rawExchange(base(), ['CONNECT /health/live HTTP/1.1\r\nHost: x\r\n\r\n'])).text);
+    expect(known.status).toBe(405);
+    expect(known.headers.allow).toBe('GET, HEAD');
+    expect(known.headers['content-type']).toBe('application/problem+json');
+    expect(JSON.parse(known.rest)).toMatchObject({ status: 405 });
+    const unknown = firstResponse(
+      (await rawExchange(base(), ['CONNECT example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n'])).text,
+    );
+    expect(unknown.status).toBe(404);
+  });
+
+  it.each([
+    ['a space in the query', 'HEAD /tags?a= 1 HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+    ['header fields too large', `HEAD /health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`, 431],
+  ])('%s: a HEAD request Node refuses is answered without a body', async (_, text, status) => {
+    for (const base of [api.url, controller.httpUrl]) {
+      const answer = await rawExchange(base, [text]);
+      const response = firstResponse(answer.text);
+      expect(response.status).toBe(status);
+      expect(Number(response.headers['content-length'])).toBeGreaterThan(0);
+      expect(response.rest).toBe('');
+      expect(answer.closed).toBe(true);
+    }
+  });
+});
+
 describe('REQUEST_TIMEOUT_MS: a slow client is answered 408 or closed by then', () => {
   /** A request whose headers (or body) trickle in one byte every 200 ms and would take far longer than 1 s. */
   const SLOW_HEADERS = `GET /health/live HTTP/1.1\r\nHost: x\r\nX-Slow: ${'a'.repeat(100)}\r\n\r\n`;
