@@ -34,7 +34,7 @@ describe('controller process', () => {
     const response = await client.call('service/register', { serviceId, address: '10.0.0.1', port: 8080, extra: 1 });
     const id = instanceIdOf(response);
     expect((await client.call('discovery/lookup', { serviceId })).result?.nodes).toHaveLength(1);
-    expect((await client.call('service/register', { serviceId: 5 })).error?.code).toBe(-32602);
+    expect((await client.call('service/register', { serviceId, port: 'x' })).error?.code).toBe(-32602);
     expect((await table.byId(id))?.status).toBe('connected');
 
     controller.child.kill('SIGTERM');
