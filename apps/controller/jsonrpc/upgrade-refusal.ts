@@ -37,3 +37,21 @@ export function refuseUpgrade(
   // HEAD answers like GET without a body (DESIGN 3).
   socket.end(request.method === 'HEAD' ? head : head + body);
 }
+
+/** The bearer challenge (RFC 6750 3), the same realm as the api's HTTP 401s. */
+const REALM = 'Bearer realm="bindery"';
+
+/** Seconds a client refused with 503 is asked to wait (DESIGN 2: `Retry-After` on the 503). */
+const RETRY_AFTER_SEC = 5;
+
+/** 401 for an upgrade whose bearer credential is malformed or fails verification (DESIGN 8). */
+export function refuseInvalidToken(request: IncomingMessage): void {
+  refuseUpgrade(request, request.socket, 401, 'The bearer token is invalid', {
+    'WWW-Authenticate': `${REALM}, error="invalid_token"`,
+  });
+}
+
+/** 503 with `Retry-After` (DESIGN 3): the client may try again soon, here or on another replica. */
+export function refuseUnavailable(request: IncomingMessage, detail: string): void {
+  refuseUpgrade(request, request.socket, 503, detail, { 'Retry-After': String(RETRY_AFTER_SEC) });
+}

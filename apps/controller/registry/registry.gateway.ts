@@ -36,7 +36,7 @@ import {
   unavailable,
 } from './registry.errors.js';
 import { CLOSE_POLICY_VIOLATION, JSONRPC_ERRORS, JsonRpcError, UNKNOWN_METHOD } from '../jsonrpc/jsonrpc.js';
-import { refuseUpgrade } from '../jsonrpc/upgrade-refusal.js';
+import { refuseInvalidToken, refuseUnavailable } from '../jsonrpc/upgrade-refusal.js';
 import { RpcAuthenticated } from './rpc-token.guard.js';
 import { RegistryService } from './registry.service.js';
 import type {
@@ -65,11 +65,6 @@ type Socket = Readonly<WebSocket>;
 
 /** ws's verifyClient callback; only ever called to accept: refusals are written by `refuseUpgrade`. */
 type Accept = (verified: true) => void;
-
-/** Seconds a client refused for a full controller is asked to wait (DESIGN 2: `Retry-After` on the 503). */
-const FULL_RETRY_AFTER_SEC = 5;
-
-const REALM = 'Bearer realm="bindery"';
 
 /**
  * `ws://HOST:CONTROLLER_PORT/ws/microservice` (DESIGN 8): JSON-RPC methods `service/register`,
@@ -295,7 +290,7 @@ export class RegistryGateway
   }
 
   private async verifyUpgrade(request: IncomingMessage, accept: Accept): Promise<void> {
-    if (this.connections.stopping) return this.unavailable(request, 'The controller is shutting down');
+    if (this.connections.stopping) return refuseUnavailable(request, 'The controller is shutting down');
     if (this.connections.size >= this.settings.wsMaxConnections) return this.full(request, 'WS_MAX_CONNECTIONS');
     const credential = bearerCredential(request.headers.authorization);
     // Without Bearer credentials (no header, another scheme, `Bearer` alone: RFC 6750 3.1) the upgrade
@@ -307,17 +302,13 @@ export class RegistryGateway
       }
       return accept(true);
     }
-    const refuse = (): void =>
-      refuseUpgrade(request, request.socket, 401, 'The bearer token is invalid', {
-        'WWW-Authenticate': `${REALM}, error="invalid_token"`,
-      });
-    if (credential.kind === 'malformed') return refuse();
+    if (credential.kind === 'malformed') return refuseInvalidToken(request);
     const { token } = credential;
     try {
       await this.verifier.verify(token);
     } catch (error) {
-      if (error instanceof KeySourceUnavailableError) return this.unavailable(request, 'Token keys are unavailable');
-      return refuse();
+      if (error instanceof KeySourceUnavailableError) return refuseUnavailable(request, 'Token keys are unavailable');
+      return refuseInvalidToken(request);
     }
     this.upgradeTokens.set(request, token);
     accept(true);
@@ -350,12 +341,7 @@ export class RegistryGateway
 
   private full(request: IncomingMessage, limit: string): void {
     this.logger.warn({ limit }, 'WebSocket upgrade refused: connection limit reached');
-    this.unavailable(request, `The controller holds as many sockets as ${limit} allows`);
-  }
-
-  /** 503 with `Retry-After` (DESIGN 3): the client may try again soon, here or on another replica. */
-  private unavailable(request: IncomingMessage, detail: string): void {
-    refuseUpgrade(request, request.socket, 503, detail, { 'Retry-After': String(FULL_RETRY_AFTER_SEC) });
+    refuseUnavailable(request, `The controller holds as many sockets as ${limit} allows`);
   }
 
   /** Liveness (DESIGN 8): a socket that did not answer the previous ping is dropped; the others are pinged. */
