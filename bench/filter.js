@@ -34,11 +34,11 @@ const DURATION_S = SMOKE ? 3 : 10;
 
 // The product's TypeORM (the one its entities registered with), not a copy of the bench's own.
 const { DataSource } = await import(pathToFileURL(createRequire(join(ROOT, 'package.json')).resolve('typeorm')).href);
-const { dataSourceOptions, EntityRepository, EntityTag, Tag, TagRepository } = await import(
+const { dataSourceOptions, EntityLinkRepository, EntityRepository, TagRepository } = await import(
   join(DIST, 'libs/database/index.js')
 );
 const { principalOf } = await import(join(DIST, 'libs/token-binding/index.js'));
-const { scopeOf } = await import(join(DIST, 'apps/api/common/host-access.js'));
+const { visibilityOf } = await import(join(DIST, 'apps/api/common/host-access.js'));
 const { ENTITY_TYPES } = await import(join(DIST, 'apps/api/catalog/entity-types.js'));
 
 /**
@@ -127,29 +127,21 @@ await runBenchmark(
     // The product's own query builders produce the SQL; pg runs it (TypeORM only builds the text).
     const source = new DataSource(dataSourceOptions({ url: db.url, poolSize: 1 }));
     await source.initialize();
-    const scope = scopeOf(principal);
-    const tagsNamed = (names) => new TagRepository(source).namedQuery(scope, names);
+    const visibility = visibilityOf(principal);
+    const tagsNamed = (names) => new TagRepository(source).namedQuery(visibility, names);
     const def = ENTITY_TYPES.find((t) => t.entityType === 'schema');
     const sort = [{ key: def.sortFields[0], descending: false }];
     const statements = (tagIds) =>
       new EntityRepository(source).listQueries(def, {
-        scope,
+        visibility,
         offset: 0,
         limit: 20,
         sort,
         tags: { tagIds, match: 'any' },
       });
-    // The service's last statement (tag ids of the page's entities), as EntityLinkRepository.tagIdsOf builds it.
+    // The service's last statement (tag ids of the page's entities): EntityLinkRepository.tagIdsOf's own query.
     const linksOf = (ids) =>
-      source
-        .getRepository(EntityTag)
-        .createQueryBuilder('et')
-        .select('et.entity_id', 'entityId')
-        .addSelect('et.tag_id', 'tagId')
-        .innerJoin(Tag, 't', 't.tag_id = et.tag_id')
-        .where('et.entity_type = :entityType and et.entity_id = any(:ids)', { entityType: def.entityType, ids })
-        .andWhere('(t.host_id is null or t.host_id = :scopeHost)', { scopeHost: principal.host })
-        .getQueryAndParameters();
+      new EntityLinkRepository(source).tagIdsQuery(def.entityType, ids, visibility).getQueryAndParameters();
     const pool = new pg.Pool({ connectionString: db.url, max: 10 });
     const idColumn = 'e_schema_id';
 

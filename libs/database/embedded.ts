@@ -4,9 +4,9 @@ import { chmod, mkdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 
-export const EMBEDDED_USER = 'postgres';
-export const EMBEDDED_PASSWORD = 'bindery';
-export const EMBEDDED_DEFAULT_PORT = 54329;
+const EMBEDDED_USER = 'postgres';
+const EMBEDDED_PASSWORD = 'bindery';
+const EMBEDDED_DEFAULT_PORT = 54329;
 
 export interface EmbeddedServer {
   readonly url: string;

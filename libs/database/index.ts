@@ -3,17 +3,10 @@ export { dataSourceOptions, migrate, runMigrations, type DatabaseOptions } from 
 export { DatabaseModule, type DatabaseModuleOptions } from './database.module.js';
 export { startEmbeddedPostgres, type EmbeddedServer, type EmbeddedOptions } from './embedded.js';
 export * from './entities/index.js';
-export { foreignKeyViolation, isDatabaseUnavailable, scrubSqlMessage, uniqueViolation } from './pg-errors.js';
-export { queryObserver, ObservingTypeOrmLogger } from './query-observer.js';
-export {
-  afterCommit,
-  BaseRepository,
-  DuplicateKeyError,
-  Tx,
-  UnitOfWork,
-  whereInScope,
-  type HostScope,
-} from './repository.js';
+export { isDatabaseUnavailable, scrubSqlMessage } from './pg-errors.js';
+export { queryObserver } from './query-observer.js';
+export { DuplicateKeyError, Tx, UnitOfWork, type HostVisibility } from './repository.js';
 export * from './repositories/index.js';
 export { resolveDatabase, type ResolvedDatabase } from './resolve-url.js';
 export { compareKeys, sortedRecord } from './sorted.js';
+export type { SortOrder } from './sort-order.js';

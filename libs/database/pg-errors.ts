@@ -1,8 +1,7 @@
 import { QueryFailedError } from 'typeorm';
 
-/** PostgreSQL SQLSTATE codes the services map to HTTP answers. */
-export const PG_UNIQUE_VIOLATION = '23505';
-export const PG_FOREIGN_KEY_VIOLATION = '23503';
+/** The PostgreSQL SQLSTATE services answer with 409 (through `DuplicateKeyError`). */
+const PG_UNIQUE_VIOLATION = '23505';
 
 interface PgDriverError {
   code?: string;
@@ -19,12 +18,6 @@ function driverError(error: unknown): PgDriverError | undefined {
 export function uniqueViolation(error: unknown): string | undefined {
   const pg = driverError(error);
   return pg?.code === PG_UNIQUE_VIOLATION ? (pg.constraint ?? '') : undefined;
-}
-
-/** The violated constraint's name when `error` is a foreign-key violation, else undefined. */
-export function foreignKeyViolation(error: unknown): string | undefined {
-  const pg = driverError(error);
-  return pg?.code === PG_FOREIGN_KEY_VIOLATION ? (pg.constraint ?? '') : undefined;
 }
 
 /** SQLSTATE classes and codes that mean "the server cannot be used right now", not "this request is wrong". */

@@ -57,34 +57,44 @@ export function duplicateKeyOf(error: unknown): unknown {
 
 /**
  * Which hosts' rows a reader may see, as decided by a service's rule (DESIGN 4.3): every host, or global
- * rows plus those of one host (`host` null: global rows only).
+ * rows plus those of one host (`host` null: global rows only). Not OAuth scopes: host visibility.
  */
-export type HostScope = { readonly allHosts: true } | { readonly allHosts: false; readonly host: string | null };
+export type HostVisibility = { readonly allHosts: true } | { readonly allHosts: false; readonly host: string | null };
 
 /** Binds `value` as the next parameter of `parameters`; returns its placeholder (`$n`). */
 export function bind(parameters: unknown[], value: unknown): string {
   return `$${parameters.push(value)}`;
 }
 
-/**
- * The rows of `scope` as a raw SQL condition on `column` (`and `-prefixed, or empty for every host), its
- * host bound into `parameters`: the statement form of `whereInScope`.
- */
-export function scopeCondition(scope: HostScope, column: string, parameters: unknown[]): string {
-  if (scope.allHosts) return '';
-  if (scope.host === null) return `and ${column} is null`;
-  return `and (${column} is null or ${column} = ${bind(parameters, scope.host)})`;
+/** The reader's host bound into `parameters` (its placeholder), or undefined when `visibility` names no host. */
+export function bindHost(visibility: HostVisibility, parameters: unknown[]): string | undefined {
+  return visibility.allHosts || visibility.host === null ? undefined : bind(parameters, visibility.host);
 }
 
-/** Restricts a query to the rows of `scope`; `column` is the alias-qualified host id column. */
-export function whereInScope<T extends ObjectLiteral>(
+/**
+ * The rows of `visibility` as a raw SQL condition on `column` (`and `-prefixed, or empty for every host),
+ * `host` being the placeholder `bindHost` gave: the statement form of `whereVisible`.
+ */
+export function hostCondition(visibility: HostVisibility, column: string, host: string | undefined): string {
+  if (visibility.allHosts) return '';
+  if (host === undefined) return `and ${column} is null`;
+  return `and (${column} is null or ${column} = ${host})`;
+}
+
+/** `hostCondition` with the host bound into `parameters` here. */
+export function visibilityCondition(visibility: HostVisibility, column: string, parameters: unknown[]): string {
+  return hostCondition(visibility, column, bindHost(visibility, parameters));
+}
+
+/** Restricts a query to the rows of `visibility`; `column` is the alias-qualified host id column. */
+export function whereVisible<T extends ObjectLiteral>(
   query: SelectQueryBuilder<T>,
-  scope: HostScope,
+  visibility: HostVisibility,
   column: string,
 ): SelectQueryBuilder<T> {
-  if (scope.allHosts) return query;
-  if (scope.host === null) return query.andWhere(`${column} is null`);
-  return query.andWhere(`(${column} is null or ${column} = :scopeHost)`, { scopeHost: scope.host });
+  if (visibility.allHosts) return query;
+  if (visibility.host === null) return query.andWhere(`${column} is null`);
+  return query.andWhere(`(${column} is null or ${column} = :visibleHost)`, { visibleHost: visibility.host });
 }
 
 /** What every repository shares: the data source, and the same repository bound to a transaction. */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DataSource, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { EntityLinkRepository, EntityRepository, queryObserver, TagRepository, Tx } from '#database';
 import { principalOf } from '#token-binding';
-import { scopeOf } from '../../apps/api/common/host-access.js';
+import { visibilityOf } from '../../apps/api/common/host-access.js';
 import { ENTITY_TYPES } from '../../apps/api/catalog/entity-types.js';
 import { startApi, unique, type TestApi } from '../support/api.js';
 import { token } from '../support/tokens.js';
@@ -101,12 +101,12 @@ describe.each(ENTITY_CASES)('the /$path tag filter on a seeded table', (c: Entit
   });
 
   it.each(['any', 'all'] as const)('tagMatch=%s: page and count queries scan entity_tag by index', async (match) => {
-    const tags = await new TagRepository(db).namedQuery(scopeOf(principal), [tagName(1), tagName(68)]).getRawMany<{
+    const tags = await new TagRepository(db).namedQuery(visibilityOf(principal), [tagName(1), tagName(68)]).getRawMany<{
       tagId: string;
     }>();
     expect(tags).toHaveLength(2);
     const { page, count } = new EntityRepository(db).listQueries(def, {
-      scope: scopeOf(principal),
+      visibility: visibilityOf(principal),
       offset: 0,
       limit: 20,
       sort: [{ key: def.sortFields[0], descending: false }],
@@ -119,9 +119,11 @@ describe.each(ENTITY_CASES)('the /$path tag filter on a seeded table', (c: Entit
   it('the service runs exactly these queries, and total counts every match', async () => {
     const names = [tagName(1).toUpperCase(), tagName(68)];
     for (const match of ['any', 'all'] as const) {
-      const tags = await new TagRepository(db).namedQuery(scopeOf(principal), names).getRawMany<{ tagId: string }>();
+      const tags = await new TagRepository(db)
+        .namedQuery(visibilityOf(principal), names)
+        .getRawMany<{ tagId: string }>();
       const { page, count } = new EntityRepository(db).listQueries(def, {
-        scope: scopeOf(principal),
+        visibility: visibilityOf(principal),
         offset: 0,
         limit: 20,
         sort: [{ key: def.sortFields[0], descending: false }],
@@ -132,7 +134,7 @@ describe.each(ENTITY_CASES)('the /$path tag filter on a seeded table', (c: Entit
         as.get(`/${c.path}?tagNames=${names.join(',')}&tagMatch=${match}`),
       );
       expect(res.statusCode).toBe(200);
-      for (const query of [new TagRepository(db).namedQuery(scopeOf(principal), names), page, count]) {
+      for (const query of [new TagRepository(db).namedQuery(visibilityOf(principal), names), page, count]) {
         expect(seen).toContain(query.getQueryAndParameters()[0]);
       }
       // Entities carrying tag 1 are i = 1, 68, 134 (mod 200) ... : 3 of every 200; tag 68 likewise.
@@ -155,7 +157,7 @@ describe('tag names resolve through uq_tag_name_lower', () => {
       await tx.query('set local enable_seqscan = off');
       const query = new TagRepository(db)
         .in(Tx.of(tx))
-        .namedQuery(scopeOf(principal), [tagName(3), tagName(4).toUpperCase()]);
+        .namedQuery(visibilityOf(principal), [tagName(3), tagName(4).toUpperCase()]);
       const [sql, parameters] = query.getQueryAndParameters();
       const rows: { 'QUERY PLAN': [{ Plan: PlanNode }] }[] = await tx.query(`explain (format json) ${sql}`, parameters);
       return flatten(rows[0]['QUERY PLAN'][0].Plan);
@@ -174,13 +176,13 @@ describe('GET /tags/{tagId}/entities on the seeded links', () => {
   const tagId = `${prefix}t5`;
 
   it.each([
-    ['a host-bound reader', () => scopeOf(principal)],
+    ['a host-bound reader', () => visibilityOf(principal)],
     ['an admin', () => ({ allHosts: true as const })],
-  ])('for %s: page and count are one scan of ix_entity_tag_tag, no entity table', async (_, scope) => {
+  ])('for %s: page and count are one scan of ix_entity_tag_tag, no entity table', async (_, visibility) => {
     // Other test files write links meanwhile; fresh statistics keep the plan the one a settled database gets.
     await db.query('analyze entity_tag');
     for (const entityType of [undefined, 'document']) {
-      const { page, count } = links().entitiesOfQueries(ENTITY_TYPES, tagId, scope(), entityType, 40, 20);
+      const { page, count } = links().entitiesOfQueries(ENTITY_TYPES, tagId, visibility(), entityType, 40, 20);
       for (const plan of [await planOfSql(page), await planOfSql(count)]) {
         expect(plan.filter((n) => n['Node Type'] === 'Seq Scan' || n['Node Type'] === 'Sort')).toEqual([]);
         expectIndexedLinks(plan);
@@ -194,7 +196,7 @@ describe('GET /tags/{tagId}/entities on the seeded links', () => {
     const tagIds = Array.from({ length: 20 }, (_, i) => `${prefix}t${i}`);
     // Only the statements this call sent: the change-feed pruner may fire meanwhile (it once did, in CI).
     const { statements: seen } = await queryObserver.during(() =>
-      links().usage(ENTITY_TYPES, tagIds, scopeOf(principal)),
+      links().usage(ENTITY_TYPES, tagIds, visibilityOf(principal)),
     );
     expect(seen).toHaveLength(1);
     const plan = await planOfSql([seen[0] ?? '', [tagIds, ENTITY_TYPES.map((d) => d.entityType), host]]);
@@ -203,7 +205,7 @@ describe('GET /tags/{tagId}/entities on the seeded links', () => {
   });
 
   it('the service runs exactly these queries and counts every visible entity', async () => {
-    const { page, count } = links().entitiesOfQueries(ENTITY_TYPES, tagId, scopeOf(principal), undefined, 0, 20);
+    const { page, count } = links().entitiesOfQueries(ENTITY_TYPES, tagId, visibilityOf(principal), undefined, 0, 20);
     const as = new As(api, await token(claims));
     const { result: res, statements: seen } = await queryObserver.during(() => as.get(`/tags/${tagId}/entities`));
     expect(res.statusCode).toBe(200);

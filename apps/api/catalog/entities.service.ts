@@ -10,10 +10,11 @@ import {
   type TaggableEntity,
   type Tx,
 } from '#database';
-import { badRequest, conflict, notFound, preconditionFailed, newId, parseSort, ProblemException } from '#platform';
+import { badRequest, conflict, newId, parseSort, ProblemException } from '#platform';
 import type { Principal } from '#token-binding';
-import { versionMatches, type VersionCondition } from '../common/etag.js';
-import { assertCanWrite, canSee, scopeOf } from '../common/host-access.js';
+import { visibleRow, writableRow, type ResourceName } from '../common/access-checks.js';
+import type { VersionCondition } from '../common/etag.js';
+import { assertCanWrite, canSee, visibilityOf } from '../common/host-access.js';
 import { changeEvent, linkEvents } from '../events/change-events.js';
 import { toTagView, type TagView } from '../tags/tag.view.js';
 import { MAX_TAGS_PER_ENTITY } from './dto/fields.js';
@@ -74,7 +75,7 @@ export class EntitiesService {
     const names = query.tagNames ?? [];
     let tags: TagCondition | undefined;
     if (names.length > 0) {
-      const found = await this.tagStore.idsNamed(scopeOf(principal), names);
+      const found = await this.tagStore.idsNamed(visibilityOf(principal), names);
       // A name that names no visible tag matches nothing: with `all` no entity can carry every name.
       if (found.length === 0 || (query.tagMatch === 'all' && found.length < names.length)) {
         return { total: 0, [def.path]: [] };
@@ -82,7 +83,7 @@ export class EntitiesService {
       tags = { tagIds: found, match: query.tagMatch };
     }
     const { total, rows } = await this.entities.page(def, {
-      scope: scopeOf(principal),
+      visibility: visibilityOf(principal),
       offset: query.offset,
       limit: query.limit,
       sort,
@@ -92,7 +93,7 @@ export class EntitiesService {
     const links = await this.links.tagIdsOf(
       def.entityType,
       rows.map((row) => idOf(def, row)),
-      scopeOf(principal),
+      visibilityOf(principal),
     );
     return {
       total,
@@ -101,7 +102,8 @@ export class EntitiesService {
   }
 
   async get(def: EntityTypeDefinition, principal: Principal, id: string): Promise<EntityView> {
-    return this.view(this.links, def, principal, await this.findVisible(this.entities, def, principal, id));
+    const row = visibleRow(principal, nameOf(def), id, await this.entities.findById(def, id));
+    return this.view(this.links, def, principal, row);
   }
 
   /** PUT: replaces the fields; with `tagIds` also the links, in the same transaction. */
@@ -167,8 +169,8 @@ export class EntitiesService {
 
   /** GET /{type}/{id}/tags: the visible tags of a visible entity, sorted by name as GET /tags sorts. */
   async tags(def: EntityTypeDefinition, principal: Principal, id: string): Promise<TagView[]> {
-    await this.findVisible(this.entities, def, principal, id);
-    const tags = await this.links.tagsOf(def.entityType, id, scopeOf(principal));
+    visibleRow(principal, nameOf(def), id, await this.entities.findById(def, id));
+    const tags = await this.links.tagsOf(def.entityType, id, visibilityOf(principal));
     return tags.map(toTagView);
   }
 
@@ -225,7 +227,7 @@ export class EntitiesService {
     }
     if (added.length === 0 && removed.length === 0) return;
     const version = written(principal, current.aggregateVersion + 1);
-    await this.entities.in(tx).bump(def, id, version);
+    await this.entities.in(tx).updateVersion(def, id, version);
     await this.events.in(tx).append(linkEvents(principal, def, id, current.hostId, added, removed));
   }
 
@@ -240,23 +242,11 @@ export class EntitiesService {
     current: TaggableEntity,
     changes: Record<string, unknown>,
   ): Promise<{ view: EntityView; tagIds: string[] }> {
-    const next = await this.bump(tx, def, principal, current, changes);
+    const next = Object.assign(current, changes, written(principal, current.aggregateVersion + 1));
+    await this.entities.in(tx).update(def, idOf(def, next), next);
     const linked = await this.links.in(tx).linkedTags(def.entityType, idOf(def, next));
     const visible = linked.filter((tag) => canSee(principal, tag.hostId)).map((tag) => tag.tagId);
     return { view: toEntityView(def, next, visible), tagIds: linked.map((tag) => tag.tagId) };
-  }
-
-  /** Writes `changes` plus the audit fields and the next version. */
-  private async bump(
-    tx: Tx,
-    def: EntityTypeDefinition,
-    principal: Principal,
-    current: TaggableEntity,
-    changes: Record<string, unknown>,
-  ): Promise<TaggableEntity> {
-    const next = Object.assign(current, changes, written(principal, current.aggregateVersion + 1));
-    await this.entities.in(tx).update(def, idOf(def, next), next);
-    return next;
   }
 
   /** The representation with the linked tags the caller can see (others are left out, DESIGN 4.3). */
@@ -266,7 +256,7 @@ export class EntitiesService {
     principal: Principal,
     row: TaggableEntity,
   ): Promise<EntityView> {
-    const byEntity = await links.tagIdsOf(def.entityType, [idOf(def, row)], scopeOf(principal));
+    const byEntity = await links.tagIdsOf(def.entityType, [idOf(def, row)], visibilityOf(principal));
     return toEntityView(def, row, byEntity.get(idOf(def, row)) ?? []);
   }
 
@@ -281,7 +271,7 @@ export class EntitiesService {
     const hosts =
       ids.length === 0
         ? new Map<string, string | null>()
-        : await this.tagStore.in(tx).existingHosts(scopeOf(principal), ids);
+        : await this.tagStore.in(tx).existingHosts(visibilityOf(principal), ids);
     return { ids, hosts };
   }
 
@@ -323,21 +313,7 @@ export class EntitiesService {
     return { added, removed };
   }
 
-  private async findVisible(
-    entities: EntityRepository,
-    def: EntityTypeDefinition,
-    principal: Principal,
-    id: string,
-    lock = false,
-  ): Promise<TaggableEntity> {
-    const row = await entities.findById(def, id, lock);
-    // Another host's entity is answered exactly like a missing one (DESIGN 4.3).
-    if (row === null || !canSee(principal, row.hostId))
-      throw notFound(`No ${def.entityType} with ${def.idField} ${id}`);
-    return row;
-  }
-
-  /** Locks the row for this transaction after checking visibility, write access and `If-Match`. */
+  /** The entity, held (FOR UPDATE) until the transaction ends, once the caller may write it at the If-Match version. */
   private async lockWritable(
     tx: Tx,
     def: EntityTypeDefinition,
@@ -345,14 +321,7 @@ export class EntitiesService {
     id: string,
     condition: VersionCondition,
   ): Promise<TaggableEntity> {
-    const row = await this.findVisible(this.entities.in(tx), def, principal, id, true);
-    assertCanWrite(principal, row.hostId, def.entityType);
-    if (!versionMatches(condition, row.aggregateVersion)) {
-      throw preconditionFailed(
-        `${def.entityType} ${id} is at version ${row.aggregateVersion}, not the one in If-Match`,
-      );
-    }
-    return row;
+    return writableRow(principal, nameOf(def), id, await this.entities.in(tx).findById(def, id, true), condition);
   }
 }
 
@@ -402,6 +371,11 @@ function written(
   aggregateVersion: number,
 ): Pick<TaggableEntity, 'updateUser' | 'updateTs' | 'aggregateVersion'> {
   return { updateUser: principal.subject, updateTs: new Date(), aggregateVersion };
+}
+
+/** How answers name the type's entities: `schema` and `schemaId`. */
+function nameOf(def: EntityTypeDefinition): ResourceName {
+  return { kind: def.entityType, idField: def.idField };
 }
 
 function idOf(def: EntityTypeDefinition, row: TaggableEntity): string {

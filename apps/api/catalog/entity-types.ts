@@ -1,5 +1,11 @@
 import type { Type } from '@nestjs/common';
-import { DocumentEntity, ProductEntity, SchemaEntity, type EntityTable, type TaggableEntity } from '#database';
+import {
+  ENTITY_TABLES,
+  ENTITY_TYPE_NAMES,
+  type EntityTable,
+  type EntityTypeName,
+  type TaggableEntity,
+} from '#database';
 import { DocumentBodyDto } from './dto/document-body.dto.js';
 import type { EntityBodyDto } from './dto/entity-body.dto.js';
 import { ProductBodyDto } from './dto/product-body.dto.js';
@@ -27,48 +33,42 @@ type OwnTextKey<E> = Exclude<
   string;
 
 /**
- * One entity type, declared explicitly: the id field, the descriptive fields in wire order, and the sort
- * keys (the first is the default order). The compiler checks every name against the entity class.
+ * One entity type, declared explicitly: its table (the id field), the descriptive fields in wire order, and
+ * the sort keys (the first is the default order). The compiler checks every name against the entity class.
  */
-function defineEntityType<E extends TaggableEntity>(definition: {
-  readonly entityType: string;
-  readonly path: string;
-  readonly entity: new () => E;
-  readonly body: Type<EntityBodyDto>;
-  readonly idField: OwnTextKey<E>;
-  readonly fields: readonly OwnTextKey<E>[];
-  readonly sortFields: readonly [OwnTextKey<E>, ...OwnTextKey<E>[]];
-}): EntityTypeDefinition {
-  return definition;
+function defineEntityType<E extends TaggableEntity>(
+  table: { readonly entityType: string; readonly entity: new () => E; readonly idField: OwnTextKey<E> },
+  wire: {
+    readonly path: string;
+    readonly body: Type<EntityBodyDto>;
+    readonly fields: readonly OwnTextKey<E>[];
+    readonly sortFields: readonly [OwnTextKey<E>, ...OwnTextKey<E>[]];
+  },
+): EntityTypeDefinition {
+  return { ...table, ...wire };
 }
 
-/** Every taggable entity type; a new one is an entry here, its entity and body classes and its table. */
-export const ENTITY_TYPES: readonly EntityTypeDefinition[] = [
-  defineEntityType({
-    entityType: 'schema',
+/** The wire side of every table of ENTITY_TABLES; a new type is a table there and an entry here. */
+const DEFINITIONS: { readonly [K in EntityTypeName]: EntityTypeDefinition } = {
+  schema: defineEntityType(ENTITY_TABLES.schema, {
     path: 'schemas',
-    entity: SchemaEntity,
     body: SchemaBodyDto,
-    idField: 'schemaId',
     fields: ['schemaName', 'schemaVersion', 'schemaType', 'schemaDesc', 'schemaBody'],
     sortFields: ['schemaName', 'schemaVersion', 'schemaType', 'schemaDesc'],
   }),
-  defineEntityType({
-    entityType: 'product',
+  product: defineEntityType(ENTITY_TABLES.product, {
     path: 'products',
-    entity: ProductEntity,
     body: ProductBodyDto,
-    idField: 'productId',
     fields: ['productName', 'productVersion', 'productDesc'],
     sortFields: ['productName', 'productVersion', 'productDesc'],
   }),
-  defineEntityType({
-    entityType: 'document',
+  document: defineEntityType(ENTITY_TABLES.document, {
     path: 'documents',
-    entity: DocumentEntity,
     body: DocumentBodyDto,
-    idField: 'documentId',
     fields: ['title', 'contentType', 'body'],
     sortFields: ['title', 'contentType'],
   }),
-];
+};
+
+/** Every taggable entity type, in the order of ENTITY_TABLES. */
+export const ENTITY_TYPES: readonly EntityTypeDefinition[] = ENTITY_TYPE_NAMES.map((name) => DEFINITIONS[name]);

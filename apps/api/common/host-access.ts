@@ -1,6 +1,6 @@
 import { forbidden } from '#platform';
 import { isAdmin, type Principal } from '#token-binding';
-import type { HostScope } from '#database';
+import type { HostVisibility } from '#database';
 
 /**
  * Host visibility for host-scoped resources (DESIGN 4.3): admins see every host; other callers see
@@ -11,7 +11,7 @@ export function canSee(principal: Principal, hostId: string | null): boolean {
 }
 
 /** Writing a global row or another host's row needs `portal.admin`. */
-export function canWrite(principal: Principal, hostId: string | null): boolean {
+function canWrite(principal: Principal, hostId: string | null): boolean {
   return isAdmin(principal) || (hostId !== null && hostId === principal.host);
 }
 
@@ -25,7 +25,7 @@ export function assertCanWrite(principal: Principal, hostId: string | null, what
   }
 }
 
-/** The rows `principal` may see, as a scope the repositories turn into SQL. */
-export function scopeOf(principal: Principal): HostScope {
+/** The rows `principal` may see, as the host visibility the repositories turn into SQL. */
+export function visibilityOf(principal: Principal): HostVisibility {
   return isAdmin(principal) ? { allHosts: true } : { allHosts: false, host: principal.host };
 }

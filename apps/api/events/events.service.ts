@@ -8,7 +8,7 @@ import {
 } from '#database';
 import { ProblemException, SETTINGS, type Settings } from '#platform';
 import { isAdmin, type Principal } from '#token-binding';
-import { canSee, scopeOf } from '../common/host-access.js';
+import { canSee, visibilityOf } from '../common/host-access.js';
 import type { ListEventsQuery } from './dto/list-events.query.js';
 import { toEventView, type EventPage } from './event.view.js';
 
@@ -77,7 +77,7 @@ export class EventsService implements OnModuleInit, OnApplicationShutdown {
       const horizon = await this.horizon();
       if (horizon > after) {
         changed?.cancel();
-        const rows = await this.events.page(scopeOf(principal), after, horizon, query.limit);
+        const rows = await this.events.page(visibilityOf(principal), after, horizon, query.limit);
         const last = rows.at(-1);
         // Fewer rows than asked for: everything up to the horizon was examined, shown or not.
         const next = rows.length === query.limit && last !== undefined ? last.seq : horizon;

@@ -5,20 +5,23 @@ import {
   EntityLinkRepository,
   Tag,
   TAG_SORT_KEYS,
+  TAGGABLE_TABLES,
   TagRepository,
   UnitOfWork,
   type Tx,
 } from '#database';
-import { badRequest, conflict, notFound, preconditionFailed, newId, likePattern, parseSort } from '#platform';
+import { badRequest, conflict, newId, likePattern, parseSort } from '#platform';
 import type { Principal } from '#token-binding';
-import { versionMatches, type VersionCondition } from '../common/etag.js';
-import { assertCanWrite, canSee, scopeOf } from '../common/host-access.js';
-import { ENTITY_TYPES } from '../catalog/entity-types.js';
+import { visibleRow, writableRow, type ResourceName } from '../common/access-checks.js';
+import type { VersionCondition } from '../common/etag.js';
+import { assertCanWrite, visibilityOf } from '../common/host-access.js';
 import { changeEvent, linkEvent } from '../events/change-events.js';
 import type { TagEntitiesQuery } from './dto/tag-entities.query.js';
 import type { ListTagsQuery } from './dto/list-tags.query.js';
 import type { TagBodyDto } from './dto/tag-body.dto.js';
 import { toTagView, type TaggedEntityPage, type TagPage, type TagView } from './tag.view.js';
+
+const TAG: ResourceName = { kind: 'tag', idField: 'tagId' };
 
 /** Maps a unique violation to 409; the database's unique indexes are the only duplicate check. */
 function duplicateTag(error: unknown, body: { tagId: string; tagName: string }): unknown {
@@ -66,7 +69,7 @@ export class TagsService {
       value === undefined ? undefined : likePattern(value);
     const { total, tags } = await this.tags.page(
       {
-        scope: scopeOf(principal),
+        visibility: visibilityOf(principal),
         tagName: pattern(query.tagName),
         tagDesc: pattern(query.tagDesc),
         q: pattern(query.q),
@@ -81,27 +84,34 @@ export class TagsService {
   }
 
   async get(principal: Principal, tagId: string, include?: 'usage'): Promise<TagView> {
-    const view = toTagView(await this.findVisible(this.tags, principal, tagId));
+    const view = toTagView(visibleRow(principal, TAG, tagId, await this.tags.findById(tagId)));
     return include === 'usage' ? ((await this.withUsage(principal, [view]))[0] ?? view) : view;
   }
 
   /** GET /tags/{tagId}/entities: the visible entities carrying a visible tag, by type then id. */
   async entities(principal: Principal, tagId: string, query: TagEntitiesQuery): Promise<TaggedEntityPage> {
-    await this.findVisible(this.tags, principal, tagId);
-    return this.links.entitiesOf(ENTITY_TYPES, tagId, scopeOf(principal), query.entityType, query.offset, query.limit);
+    visibleRow(principal, TAG, tagId, await this.tags.findById(tagId));
+    return this.links.entitiesOf(
+      TAGGABLE_TABLES,
+      tagId,
+      visibilityOf(principal),
+      query.entityType,
+      query.offset,
+      query.limit,
+    );
   }
 
   /** Adds per-type counts of the entities the caller can see: one statement for the whole page. */
   private async withUsage(principal: Principal, views: readonly TagView[]): Promise<TagView[]> {
     const counts = await this.links.usage(
-      ENTITY_TYPES,
+      TAGGABLE_TABLES,
       views.map((view) => view.tagId),
-      scopeOf(principal),
+      visibilityOf(principal),
     );
     return views.map((view) => ({
       ...view,
       usage: Object.fromEntries(
-        ENTITY_TYPES.map((def) => [def.entityType, counts.get(view.tagId)?.get(def.entityType) ?? 0]),
+        TAGGABLE_TABLES.map(({ entityType }) => [entityType, counts.get(view.tagId)?.get(entityType) ?? 0]),
       ),
     }));
   }
@@ -144,7 +154,7 @@ export class TagsService {
     await this.work.run(async (tx) => {
       const tag = await this.lockWritable(tx, principal, tagId, condition);
       const audit = { updateUser: principal.subject, updateTs: new Date() };
-      const untagged = await this.links.in(tx).detachTag(ENTITY_TYPES, tagId, audit);
+      const untagged = await this.links.in(tx).detachTag(TAGGABLE_TABLES, tagId, audit);
       const data = { tagId, tagName: tag.tagName, hostId: tag.hostId };
       // Appended while the tag still exists, so the untagged events record its host for the feed's readers.
       await this.events
@@ -157,20 +167,8 @@ export class TagsService {
     });
   }
 
-  private async findVisible(tags: TagRepository, principal: Principal, tagId: string, lock = false): Promise<Tag> {
-    const tag = await tags.findById(tagId, lock);
-    // Another host's tag is answered exactly like a missing one (DESIGN 4.3).
-    if (tag === null || !canSee(principal, tag.hostId)) throw notFound(`No tag with tagId ${tagId}`);
-    return tag;
-  }
-
-  /** Locks the row for this transaction after checking visibility, write access and `If-Match`. */
+  /** The tag, held (FOR UPDATE) until the transaction ends, once the caller may write it at the If-Match version. */
   private async lockWritable(tx: Tx, principal: Principal, tagId: string, condition: VersionCondition): Promise<Tag> {
-    const tag = await this.findVisible(this.tags.in(tx), principal, tagId, true);
-    assertCanWrite(principal, tag.hostId, 'tag');
-    if (!versionMatches(condition, tag.aggregateVersion)) {
-      throw preconditionFailed(`tag ${tagId} is at version ${tag.aggregateVersion}, not the one in If-Match`);
-    }
-    return tag;
+    return writableRow(principal, TAG, tagId, await this.tags.in(tx).findById(tagId, true), condition);
   }
 }

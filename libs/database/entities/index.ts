@@ -26,8 +26,15 @@ export {
   Tag,
 };
 export { CHANGE_EVENT_TYPES, type ChangeEventType } from './change-event.entity.js';
+export {
+  ENTITY_TABLES,
+  ENTITY_TYPE_NAMES,
+  TAGGABLE_TABLES,
+  type EntityTable,
+  type EntityTypeName,
+} from './entity-tables.js';
 export { FILE_KINDS, type FileKind, type JsonValue, type LayerAddress } from './config-types.js';
-export { IdColumn, TaggableEntity, TextColumn } from './taggable.entity.js';
+export { TaggableEntity } from './taggable.entity.js';
 export { INSTANCE_STATUSES, PROTOCOLS, type InstanceStatus, type Protocol } from './runtime-instance.entity.js';
 
 /** Every table's entity; both apps register all of them, so any repository works in either process. */

@@ -3,7 +3,13 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ControlSession } from '../control-session.js';
 import type { ChangeEventType } from '../entities/change-event.entity.js';
-import { afterCommit, BaseRepository, duplicateKeyOf, scopeCondition, type HostScope } from '../repository.js';
+import {
+  afterCommit,
+  BaseRepository,
+  duplicateKeyOf,
+  visibilityCondition,
+  type HostVisibility,
+} from '../repository.js';
 
 /** Channel that wakes long-polling readers after commits with events (sent by FeedWaker). */
 export const EVENTS_CHANNEL = 'bindery_events';
@@ -175,10 +181,10 @@ export class ChangeEventRepository extends BaseRepository {
     }
   }
 
-  /** Events in (`after`, `through`] the scope may see, in seq order, at most `limit`. */
-  async page(scope: HostScope, after: number, through: number, limit: number): Promise<StoredChangeEvent[]> {
+  /** Events in (`after`, `through`] a reader with `visibility` may see, in seq order, at most `limit`. */
+  async page(visibility: HostVisibility, after: number, through: number, limit: number): Promise<StoredChangeEvent[]> {
     const parameters: unknown[] = [after, through, limit];
-    const visible = scopeCondition(scope, 'host_id', parameters);
+    const visible = visibilityCondition(visibility, 'host_id', parameters);
     const rows = await this.manager.query<(Omit<StoredChangeEvent, 'seq'> & { seq: string })[]>(
       `select seq, type, at, actor, data, tag_hosts as "tagHosts" from change_event
        where seq > $1 and seq <= $2 ${visible} order by seq limit $3`,

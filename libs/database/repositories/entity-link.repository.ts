@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type SelectQueryBuilder } from 'typeorm';
+import type { EntityTable } from '../entities/entity-tables.js';
 import { EntityTag } from '../entities/entity-tag.entity.js';
 import { Tag } from '../entities/tag.entity.js';
-import { BaseRepository, bind, scopeCondition, whereInScope, type HostScope } from '../repository.js';
-import type { EntityTable } from './entity.repository.js';
+import { BaseRepository, bind, visibilityCondition, whereVisible, type HostVisibility } from '../repository.js';
 
 /**
  * The links between entities of any type and tags (`entity_tag`). `entity_id` is polymorphic and has no
@@ -140,10 +140,28 @@ export class EntityLinkRepository extends BaseRepository {
     await this.manager.getRepository(EntityTag).delete({ entityType, entityId });
   }
 
-  /** The ids of the tags in `scope` linked to each of `entityIds`, by entity id. */
-  async tagIdsOf(entityType: string, entityIds: readonly string[], scope: HostScope): Promise<Map<string, string[]>> {
+  /** The ids of the tags visible under `visibility` linked to each of `entityIds`, by entity id. */
+  async tagIdsOf(
+    entityType: string,
+    entityIds: readonly string[],
+    visibility: HostVisibility,
+  ): Promise<Map<string, string[]>> {
     const byEntity = new Map<string, string[]>();
     if (entityIds.length === 0) return byEntity;
+    const links = await this.tagIdsQuery(entityType, entityIds, visibility).getRawMany<{
+      entityId: string;
+      tagId: string;
+    }>();
+    for (const { entityId, tagId } of links) byEntity.set(entityId, [...(byEntity.get(entityId) ?? []), tagId]);
+    return byEntity;
+  }
+
+  /** The statement `tagIdsOf` runs (rows `entityId`, `tagId`); exposed so the filter bench sends exactly it. */
+  tagIdsQuery(
+    entityType: string,
+    entityIds: readonly string[],
+    visibility: HostVisibility,
+  ): SelectQueryBuilder<EntityTag> {
     const query = this.manager
       .getRepository(EntityTag)
       .createQueryBuilder('et')
@@ -151,13 +169,11 @@ export class EntityLinkRepository extends BaseRepository {
       .addSelect('et.tag_id', 'tagId')
       .innerJoin(Tag, 't', 't.tag_id = et.tag_id')
       .where('et.entity_type = :entityType and et.entity_id = any(:ids)', { entityType, ids: entityIds });
-    const links = await whereInScope(query, scope, 't.host_id').getRawMany<{ entityId: string; tagId: string }>();
-    for (const { entityId, tagId } of links) byEntity.set(entityId, [...(byEntity.get(entityId) ?? []), tagId]);
-    return byEntity;
+    return whereVisible(query, visibility, 't.host_id');
   }
 
-  /** The tags in `scope` linked to one entity, by name as GET /tags sorts. */
-  tagsOf(entityType: string, entityId: string, scope: HostScope): Promise<Tag[]> {
+  /** The tags visible under `visibility` linked to one entity, by name as GET /tags sorts. */
+  tagsOf(entityType: string, entityId: string, visibility: HostVisibility): Promise<Tag[]> {
     const query = this.manager
       .getRepository(Tag)
       .createQueryBuilder('t')
@@ -165,21 +181,21 @@ export class EntityLinkRepository extends BaseRepository {
       .where('et.entity_type = :entityType and et.entity_id = :entityId', { entityType, entityId })
       .orderBy('lower(t.tag_name)', 'ASC')
       .addOrderBy('t.tag_id', 'ASC');
-    return whereInScope(query, scope, 't.host_id').getMany();
+    return whereVisible(query, visibility, 't.host_id').getMany();
   }
 
   /**
-   * How many entities of each type in `tables`, visible in `scope`, each of `tagIds` is linked to: one
+   * How many entities of each type in `tables`, visible under `visibility`, each of `tagIds` is linked to: one
    * statement for a whole page of tags, driven by ix_entity_tag_tag (tag_id first).
    */
   async usage(
     tables: readonly EntityTable[],
     tagIds: readonly string[],
-    scope: HostScope,
+    visibility: HostVisibility,
   ): Promise<Map<string, Map<string, number>>> {
     const byTag = new Map<string, Map<string, number>>();
     if (tagIds.length === 0) return byTag;
-    const { sql, parameters } = this.visibleLinks(tables, scope, 'et.tag_id = any($1::varchar[])', [tagIds]);
+    const { sql, parameters } = this.visibleLinks(tables, visibility, 'et.tag_id = any($1::varchar[])', [tagIds]);
     const rows = await this.manager.query<{ tag_id: string; entity_type: string; n: number }[]>(
       `select l.tag_id, l.entity_type, count(*)::int as n from (${sql}) l group by l.tag_id, l.entity_type`,
       parameters,
@@ -200,13 +216,13 @@ export class EntityLinkRepository extends BaseRepository {
   entitiesOfQueries(
     tables: readonly EntityTable[],
     tagId: string,
-    scope: HostScope,
+    visibility: HostVisibility,
     entityType: string | undefined,
     offset: number,
     limit: number,
   ): { page: [string, unknown[]]; count: [string, unknown[]] } {
     const types = entityType === undefined ? tables : tables.filter((t) => t.entityType === entityType);
-    const { sql, parameters } = this.visibleLinks(types, scope, 'et.tag_id = $1', [tagId]);
+    const { sql, parameters } = this.visibleLinks(types, visibility, 'et.tag_id = $1', [tagId]);
     const n = parameters.length;
     return {
       page: [
@@ -221,12 +237,12 @@ export class EntityLinkRepository extends BaseRepository {
   async entitiesOf(
     tables: readonly EntityTable[],
     tagId: string,
-    scope: HostScope,
+    visibility: HostVisibility,
     entityType: string | undefined,
     offset: number,
     limit: number,
   ): Promise<{ total: number; entities: { entityType: string; entityId: string }[] }> {
-    const { page, count } = this.entitiesOfQueries(tables, tagId, scope, entityType, offset, limit);
+    const { page, count } = this.entitiesOfQueries(tables, tagId, visibility, entityType, offset, limit);
     const [entities, counted] = await Promise.all([
       this.manager.query<{ entityType: string; entityId: string }[]>(...page),
       this.manager.query<{ total: number }[]>(...count),
@@ -236,12 +252,12 @@ export class EntityLinkRepository extends BaseRepository {
 
   /**
    * The links (`tag_id`, `entity_type`, `entity_id`) matching `where` whose entity is of one of `tables`
-   * and visible in `scope`, decided on the link itself (`entity_host_id`, kept equal to the entity's host):
+   * and visible under `visibility`, decided on the link itself (`entity_host_id`, kept equal to the entity's host):
    * one scan of ix_entity_tag_tag, which includes the host. `parameters` starts with `first` ($1...).
    */
   private visibleLinks(
     tables: readonly EntityTable[],
-    scope: HostScope,
+    visibility: HostVisibility,
     where: string,
     first: readonly unknown[],
   ): { sql: string; parameters: unknown[] } {
@@ -250,7 +266,7 @@ export class EntityLinkRepository extends BaseRepository {
     // One type as an equality: PostgreSQL 15 applies `= any` on the index's second column as a mere filter.
     const type =
       types.length === 1 ? `= ${bind(parameters, types[0])}` : `= any(${bind(parameters, types)}::varchar[])`;
-    const visible = scopeCondition(scope, 'et.entity_host_id', parameters);
+    const visible = visibilityCondition(visibility, 'et.entity_host_id', parameters);
     return {
       sql: `select et.tag_id, et.entity_type, et.entity_id from entity_tag et
         where ${where} and et.entity_type ${type} ${visible}`,

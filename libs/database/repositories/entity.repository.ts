@@ -1,18 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type SelectQueryBuilder } from 'typeorm';
+import type { EntityTable } from '../entities/entity-tables.js';
 import type { TaggableEntity } from '../entities/taggable.entity.js';
-import { BaseRepository, duplicateKeyOf, whereInScope, type HostScope } from '../repository.js';
-import type { SortOrder } from './tag.repository.js';
-
-/** What storage needs to know of one entity type (the app's definition adds wire names and bodies). */
-export interface EntityTable {
-  /** The `entityType` value, stored in `entity_tag.entity_type`. */
-  readonly entityType: string;
-  readonly entity: new () => TaggableEntity;
-  /** The id property (`schemaId`): the entity's primary column. */
-  readonly idField: string;
-}
+import { BaseRepository, duplicateKeyOf, whereVisible, type HostVisibility } from '../repository.js';
+import type { SortOrder } from '../sort-order.js';
 
 /** The tag part of a list filter: tag ids already resolved from names. */
 export interface TagCondition {
@@ -21,7 +13,7 @@ export interface TagCondition {
 }
 
 export interface EntityListOptions {
-  readonly scope: HostScope;
+  readonly visibility: HostVisibility;
   readonly offset: number;
   readonly limit: number;
   readonly sort: readonly SortOrder<string>[];
@@ -78,8 +70,8 @@ export class EntityRepository extends BaseRepository {
     await this.manager.getRepository(table.entity).update(id, row);
   }
 
-  /** Records a change that touched only the entity's links: who, when, and the next version. */
-  async bump(
+  /** Sets only who changed the entity, when, and its next version: a change that touched only its links. */
+  async updateVersion(
     table: EntityTable,
     id: string,
     row: Pick<TaggableEntity, 'updateUser' | 'updateTs' | 'aggregateVersion'>,
@@ -113,9 +105,9 @@ export class EntityRepository extends BaseRepository {
     options: EntityListOptions,
   ): { page: SelectQueryBuilder<TaggableEntity>; count: SelectQueryBuilder<TaggableEntity> } {
     const id = `e.${this.columnOf(table, table.idField)}`;
-    const base = whereInScope(
+    const base = whereVisible(
       this.manager.getRepository(table.entity).createQueryBuilder('e'),
-      options.scope,
+      options.visibility,
       'e.host_id',
     );
     if (options.hostId !== undefined) base.andWhere('e.host_id = :hostId', { hostId: options.hostId });

@@ -12,8 +12,8 @@ export {
 } from './runtime-instance.repository.js';
 export { ControllerLeaseRepository, REGISTRY_CHANNEL, type Reaped } from './controller-lease.repository.js';
 export { EntityLinkRepository } from './entity-link.repository.js';
-export { EntityRepository, type EntityListOptions, type EntityTable, type TagCondition } from './entity.repository.js';
-export { TAG_SORT_KEYS, TagRepository, type SortOrder, type TagFilter, type TagSortKey } from './tag.repository.js';
+export { EntityRepository, type EntityListOptions, type TagCondition } from './entity.repository.js';
+export { TAG_SORT_KEYS, TagRepository, type TagFilter, type TagSortKey } from './tag.repository.js';
 export { OAuthClientRepository, type ClientCredentials, type NewOAuthClient } from './oauth-client.repository.js';
 export {
   ChangeEventRepository,

@@ -3,7 +3,17 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type SelectQueryBuilder } from 'typeorm';
 import { Tag } from '../entities/tag.entity.js';
 import type { WriteStatement } from './change-event.repository.js';
-import { BaseRepository, bind, duplicateKeyOf, scopeCondition, whereInScope, type HostScope } from '../repository.js';
+import {
+  BaseRepository,
+  bind,
+  bindHost,
+  duplicateKeyOf,
+  hostCondition,
+  visibilityCondition,
+  whereVisible,
+  type HostVisibility,
+} from '../repository.js';
+import type { SortOrder } from '../sort-order.js';
 
 export const TAG_SORT_KEYS = ['tagName', 'tagDesc', 'updateTs', 'tagId'] as const;
 export type TagSortKey = (typeof TAG_SORT_KEYS)[number];
@@ -15,14 +25,8 @@ const SORT_COLUMNS: Record<TagSortKey, string> = {
   tagId: 't.tag_id',
 };
 
-/** One sort key of a list, as `parseSort` of the platform lib gives it. */
-export interface SortOrder<K extends string> {
-  readonly key: K;
-  readonly descending: boolean;
-}
-
 export interface TagFilter {
-  readonly scope: HostScope;
+  readonly visibility: HostVisibility;
   /** Substring patterns, already escaped for LIKE. */
   readonly tagName?: string;
   readonly tagDesc?: string;
@@ -105,7 +109,10 @@ export class TagRepository extends BaseRepository {
     offset: number,
     limit: number,
   ): Promise<{ total: number; tags: Tag[] }> {
+    const { visibility } = filter;
     const parameters: unknown[] = [];
+    // The reader's host, bound once and named wherever a condition needs it.
+    const host = bindHost(visibility, parameters);
     let filters = '';
     if (filter.tagName !== undefined) filters += ` and t.tag_name ilike ${bind(parameters, filter.tagName)}`;
     if (filter.tagDesc !== undefined) filters += ` and t.tag_desc ilike ${bind(parameters, filter.tagDesc)}`;
@@ -114,21 +121,18 @@ export class TagRepository extends BaseRepository {
       const q = bind(parameters, filter.q);
       filters += ` and (t.tag_name ilike ${q} or t.tag_desc ilike ${q})`;
     }
-    const { scope } = filter;
-    const visible = `where true ${scopeCondition(scope, 't.host_id', parameters)}${filters}`;
+    const visible = `where true ${hostCondition(visibility, 't.host_id', host)}${filters}`;
     const count = (where: string): string => `(select count(*)::int from tag t ${where})`;
-    // The host is the parameter scopeCondition bound last.
-    const host = `$${parameters.length}`;
     let counting: string;
     if (filters === '') {
       // Unfiltered: the per-host counters the tag triggers keep (migration TagCount), whatever the table's size.
-      const keys = scope.allHosts
+      const keys = visibility.allHosts
         ? ''
-        : scope.host === null
+        : host === undefined
           ? `where host_key = ''`
           : `where host_key in ('', ${host})`;
       counting = `(select coalesce(sum(tags), 0)::int from tag_count ${keys})`;
-    } else if (scope.allHosts || scope.host === null) {
+    } else if (host === undefined) {
       counting = count(visible);
     } else {
       // Two disjoint counts, each an index condition on ix_tag_host_id, cost what an unfiltered count does;
@@ -151,10 +155,10 @@ export class TagRepository extends BaseRepository {
   }
 
   /**
-   * Ids of the tags in `scope` named `names`, case-insensitively. `lower(tag_name) in (lower($1), ...)` is
+   * Ids of the tags visible under `visibility` named `names`, case-insensitively. `lower(tag_name) in (lower($1), ...)` is
    * the expression of the unique index `uq_tag_name_lower`, so each name is one index probe.
    */
-  namedQuery(scope: HostScope, names: readonly string[]): SelectQueryBuilder<Tag> {
+  namedQuery(visibility: HostVisibility, names: readonly string[]): SelectQueryBuilder<Tag> {
     const parameters = Object.fromEntries(names.map((name, i) => [`tagName${i}`, name]));
     const list = names.map((_, i) => `lower(:tagName${i})`).join(', ');
     const query = this.manager
@@ -162,11 +166,11 @@ export class TagRepository extends BaseRepository {
       .createQueryBuilder('t')
       .select('t.tag_id', 'tagId')
       .where(`lower(t.tag_name) in (${list})`, parameters);
-    return whereInScope(query, scope, 't.host_id');
+    return whereVisible(query, visibility, 't.host_id');
   }
 
-  async idsNamed(scope: HostScope, names: readonly string[]): Promise<string[]> {
-    return (await this.namedQuery(scope, names).getRawMany<{ tagId: string }>()).map((t) => t.tagId);
+  async idsNamed(visibility: HostVisibility, names: readonly string[]): Promise<string[]> {
+    return (await this.namedQuery(visibility, names).getRawMany<{ tagId: string }>()).map((t) => t.tagId);
   }
 
   /** The host of each of `ids` that names a tag (null: a global tag); ids of no tag are left out. */
@@ -180,12 +184,12 @@ export class TagRepository extends BaseRepository {
   }
 
   /**
-   * Which of `ids` name tags in `scope`, each with its host; those tags cannot be deleted until the
+   * Which of `ids` name tags visible under `visibility`, each with its host; those tags cannot be deleted until the
    * transaction ends (FOR KEY SHARE), so links to them can always be written.
    */
-  async existingHosts(scope: HostScope, ids: readonly string[]): Promise<Map<string, string | null>> {
+  async existingHosts(visibility: HostVisibility, ids: readonly string[]): Promise<Map<string, string | null>> {
     const parameters: unknown[] = [ids];
-    const visible = scopeCondition(scope, 'host_id', parameters);
+    const visible = visibilityCondition(visibility, 'host_id', parameters);
     const rows = await this.manager.query<{ tag_id: string; host_id: string | null }[]>(
       `select tag_id, host_id from tag where tag_id = any($1::varchar[]) ${visible} for key share`,
       parameters,

@@ -10,16 +10,14 @@ import {
   Length,
   ValidateNested,
 } from 'class-validator';
+import { ENTITY_TYPE_NAMES } from '#database';
 import { Scalar } from '#platform';
-import { ENTITY_TYPES } from '../entity-types.js';
 import { TagIdsField } from './fields.js';
 
 /** Operations one `POST /tags/batch` may carry (DESIGN 12). */
 export const MAX_BATCH_OPERATIONS = 1000;
 /** Its body limit: 1,000 operations of 50 ids fit (the other routes keep 1 MiB). */
 export const BATCH_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
-
-const ENTITY_TYPE_NAMES = ENTITY_TYPES.map((def) => def.entityType);
 
 /** One operation: add or remove links between one entity and some tags. */
 export class TagBatchOperationDto {

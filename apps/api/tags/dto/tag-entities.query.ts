@@ -1,15 +1,13 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
+import { ENTITY_TYPE_NAMES } from '#database';
 import { PageQueryDto, Scalar } from '#platform';
-import { ENTITY_TYPES } from '../../catalog/entity-types.js';
-
-const TYPES = ENTITY_TYPES.map((def) => def.entityType);
 
 /** Query of GET /tags/{tagId}/entities (DESIGN 12). */
 export class TagEntitiesQuery extends PageQueryDto {
-  @ApiPropertyOptional({ enum: TYPES, description: 'only entities of this type' })
+  @ApiPropertyOptional({ enum: [...ENTITY_TYPE_NAMES], description: 'only entities of this type' })
   @IsOptional()
   @Scalar()
-  @IsIn(TYPES)
+  @IsIn([...ENTITY_TYPE_NAMES])
   entityType?: string;
 }
