@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { WebSocket } from 'ws';
+import type { Principal } from '#token-binding';
 import { JSONRPC_ERRORS, JsonRpcError } from '../jsonrpc/jsonrpc.js';
+
+/** A token this process verified and the principal its verification returned: claims are read there, not re-decoded. */
+export interface VerifiedToken {
+  readonly token: string;
+  readonly principal: Principal;
+}
 
 /**
  * What the controller knows about one WebSocket: the token it may act with, the instances it
@@ -19,13 +26,13 @@ export class RegistryConnection {
   /** Closes the socket when its token has been expired for WS_TOKEN_GRACE_MS (DESIGN 8). */
   expiryTimer: NodeJS.Timeout | undefined;
   /** The verified token the socket acts with: the upgrade header's, a registration's, or a refresh's. */
-  private current: string | undefined;
+  private current: VerifiedToken | undefined;
   private readonly viaHeader: boolean;
 
-  /** `headerToken`: the bearer token of the upgrade, already verified once by then. */
-  constructor(headerToken: string | undefined) {
-    this.current = headerToken;
-    this.viaHeader = headerToken !== undefined;
+  /** `header`: the bearer token of the upgrade, verified there. */
+  constructor(header: VerifiedToken | undefined) {
+    this.current = header;
+    this.viaHeader = header !== undefined;
   }
 
   /**
@@ -35,7 +42,7 @@ export class RegistryConnection {
    */
   tokenFor(jwt: string | undefined, method: 'register' | 'other'): string | undefined {
     if (method === 'register' && !this.viaHeader) return jwt;
-    return jwt === undefined || jwt === this.current ? this.current : undefined;
+    return jwt === undefined || jwt === this.current?.token ? this.current?.token : undefined;
   }
 
   /** Holds a verified token: from the upgrade header or a successful `service/register` with `params.jwt`. */
@@ -45,17 +52,22 @@ export class RegistryConnection {
 
   /** The token the socket holds now, if any. */
   get token(): string | undefined {
-    return this.current;
+    return this.current?.token;
   }
 
-  /** After a successful registration with `params.jwt`: later calls may omit it. */
-  adopt(jwt: string | undefined): void {
-    if (!this.viaHeader && jwt !== undefined) this.current = jwt;
+  /** The verified principal of the socket's token: its expiry and the refresh rule read its claims. */
+  get principal(): Principal | undefined {
+    return this.current?.principal;
+  }
+
+  /** After a successful registration with `params.jwt` (`caller`, its verified principal): later calls may omit it. */
+  adopt(jwt: string | undefined, caller: Principal): void {
+    if (!this.viaHeader && jwt !== undefined) this.current = { token: jwt, principal: caller };
   }
 
   /** `session/refresh`: a newly verified token of the same sid, host and env replaces the socket's. */
-  refresh(token: string): void {
-    this.current = token;
+  refresh(fresh: VerifiedToken): void {
+    this.current = fresh;
   }
 }
 
@@ -88,9 +100,9 @@ export class Connections extends Map<WebSocket, RegistryConnection> {
   }
 
   /** A registration succeeded with `params.jwt`: the socket counts as authenticated from now on. */
-  adopt(connection: RegistryConnection, jwt: string | undefined): void {
+  adopt(connection: RegistryConnection, jwt: string | undefined, caller: Principal): void {
     const before = connection.authenticated;
-    connection.adopt(jwt);
+    connection.adopt(jwt, caller);
     if (!before && connection.authenticated && !connection.closed) this.waiting -= 1;
   }
 

@@ -21,24 +21,20 @@ import {
 } from '#token-binding';
 import { JsonRpcRethrowFilter } from '../jsonrpc/jsonrpc.filter.js';
 import { JsonRpcParams } from '../jsonrpc/jsonrpc-validation.pipe.js';
-import { Connections, RegistryConnection } from './connection.js';
+import { Connections, RegistryConnection, type VerifiedToken } from './connection.js';
 import { DiscoveryService } from './discovery.service.js';
 import { DeregisterParams } from './dto/deregister.params.js';
 import { LookupParams } from './dto/lookup.params.js';
 import { RegisterParams } from './dto/register.params.js';
 import { UnsubscribeParams } from './dto/unsubscribe.params.js';
 import { LeaseService } from './lease.service.js';
-import {
-  CLOSE_GOING_AWAY,
-  CLOSE_SERVICE_RESTART,
-  refreshMismatch,
-  unauthorized,
-  unavailable,
-} from './registry.errors.js';
+import { CLOSE_GOING_AWAY, CLOSE_SERVICE_RESTART } from './registry.errors.js';
 import { CLOSE_POLICY_VIOLATION, JSONRPC_ERRORS, JsonRpcError, UNKNOWN_METHOD } from '../jsonrpc/jsonrpc.js';
 import { refuseInvalidToken, refuseUnavailable } from '../jsonrpc/upgrade-refusal.js';
 import { RpcAuthenticated } from './rpc-token.guard.js';
 import { RegistryService } from './registry.service.js';
+import { SessionRefresh } from './session-refresh.js';
+import { TokenExpiry } from './token-expiry.js';
 import type {
   ChangedParams,
   DeregisterResult,
@@ -78,7 +74,7 @@ export class RegistryGateway
 {
   private readonly logger = new Logger('RegistryGateway');
   /** Bearer tokens verified at the upgrade, picked up by `handleConnection`. */
-  private readonly upgradeTokens = new WeakMap<IncomingMessage, string>();
+  private readonly upgradeTokens = new WeakMap<IncomingMessage, VerifiedToken>();
   /** Registry writes in flight: shutdown (and tests) wait for them. */
   private readonly pending = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
@@ -89,6 +85,8 @@ export class RegistryGateway
     private readonly discovery: DiscoveryService,
     private readonly connections: Connections,
     private readonly verifier: TokenVerifier,
+    private readonly expiry: TokenExpiry,
+    private readonly sessions: SessionRefresh,
     @Inject(SETTINGS) private readonly settings: Settings,
     lease: LeaseService,
     metrics: Metrics,
@@ -139,7 +137,7 @@ export class RegistryGateway
     }
     const connection = new RegistryConnection(this.upgradeTokens.get(request));
     this.connections.open(client, connection);
-    this.watchExpiry(client, connection);
+    this.expiry.watch(client, connection);
     const seen = (): void => {
       connection.alive = true;
     };
@@ -175,8 +173,8 @@ export class RegistryGateway
   ): Promise<RegisterResult> {
     const connection = this.connections.of(client);
     const result = await this.track(this.registry.register(connection, params, caller));
-    this.connections.adopt(connection, params.jwt);
-    this.watchExpiry(client, connection);
+    this.connections.adopt(connection, params.jwt, caller);
+    this.expiry.watch(client, connection);
     return result;
   }
 
@@ -230,29 +228,15 @@ export class RegistryGateway
   }
 
   /**
-   * `session/refresh` `{ jwt }` (DESIGN 8): a newly verified token of the same sid, host and env replaces
-   * the socket's, so it outlives the old token's expiry. Not behind `RpcTokenGuard`: the socket's own
-   * token may already be expired (within the grace period) when the refresh arrives.
+   * `session/refresh` `{ jwt }` (DESIGN 8). Not behind `RpcTokenGuard`: the socket's own token may already
+   * be expired (within the grace period) when the refresh arrives.
    */
   @SubscribeMessage('session/refresh')
   async refresh(@ConnectedSocket() client: Socket, @MessageBody('params') params: unknown): Promise<RefreshResult> {
     const connection = this.connections.of(client);
-    const jwt = typeof params === 'object' && params !== null ? (params as { jwt?: unknown }).jwt : undefined;
-    if (!connection.authenticated || typeof jwt !== 'string') throw unauthorized();
-    let fresh: Principal;
-    try {
-      fresh = await this.verifier.verify(jwt);
-    } catch (error) {
-      if (error instanceof KeySourceUnavailableError) throw unavailable('Token keys are unavailable; try again');
-      throw unauthorized();
-    }
-    const held = claimsOf(connection.token);
-    for (const claim of ['sid', 'host', 'env'] as const) {
-      if (fresh.claims[claim] !== held[claim]) throw refreshMismatch(claim);
-    }
-    connection.refresh(jwt);
-    this.watchExpiry(client, connection);
-    return { status: 'refreshed', exp: Number(fresh.claims.exp) };
+    const result = await this.sessions.refresh(connection, params);
+    this.expiry.watch(client, connection);
+    return result;
   }
 
   /** SIGTERM (via `app.close()`): close every socket with 1001, disconnect its instances, release the lease. */
@@ -304,29 +288,15 @@ export class RegistryGateway
     }
     if (credential.kind === 'malformed') return refuseInvalidToken(request);
     const { token } = credential;
+    let principal: Principal;
     try {
-      await this.verifier.verify(token);
+      principal = await this.verifier.verify(token);
     } catch (error) {
       if (error instanceof KeySourceUnavailableError) return refuseUnavailable(request, 'Token keys are unavailable');
       return refuseInvalidToken(request);
     }
-    this.upgradeTokens.set(request, token);
+    this.upgradeTokens.set(request, { token, principal });
     accept(true);
-  }
-
-  /** Closes the socket with 1008 once its token has been expired for WS_TOKEN_GRACE_MS, unless refreshed. */
-  private watchExpiry(client: WebSocket, connection: RegistryConnection): void {
-    clearTimeout(connection.expiryTimer);
-    const exp = claimsOf(connection.token).exp;
-    if (typeof exp !== 'number') return;
-    const token = connection.token;
-    const delay = Math.max(0, exp * 1000 + this.settings.wsTokenGraceMs - Date.now());
-    connection.expiryTimer = setTimeout(() => {
-      if (connection.token === token && client.readyState === client.OPEN) {
-        client.close(CLOSE_POLICY_VIOLATION, 'Token expired');
-      }
-    }, delay);
-    connection.expiryTimer.unref();
   }
 
   private notifyChanged(client: WebSocket, params: ChangedParams): void {
@@ -390,15 +360,5 @@ export class RegistryGateway
     void this.track(work).catch((error: unknown) => {
       this.logger.error({ err: error }, 'registry update failed');
     });
-  }
-}
-
-/** The payload of a token this process already verified (the socket's own); empty when there is none. */
-function claimsOf(token: string | undefined): Readonly<Record<string, unknown>> {
-  if (token === undefined) return {};
-  try {
-    return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
-  } catch {
-    return {};
   }
 }

@@ -1,0 +1,52 @@
+import { Injectable } from '@nestjs/common';
+import { KeySourceUnavailableError, TokenVerifier, type Principal } from '#token-binding';
+import type { RegistryConnection } from './connection.js';
+import { refreshMismatch, unauthorized, unavailable } from './registry.errors.js';
+import type { RefreshResult } from './runtime-instance.view.js';
+
+/** The claims a refresh token must share with the socket's token (DESIGN 8). */
+const BOUND_CLAIMS = ['sid', 'host', 'env'] as const;
+
+type BoundClaim = (typeof BOUND_CLAIMS)[number];
+
+/**
+ * `session/refresh` `{ jwt }` (DESIGN 8): a newly verified token whose sid, host and env equal those of the
+ * socket's token replaces it, so the socket outlives the old token's expiry.
+ */
+@Injectable()
+export class SessionRefresh {
+  constructor(private readonly verifier: TokenVerifier) {}
+
+  /** Throws -32001 (no token on the socket, or `jwt` fails verification) or -32003 (another sid, host or env). */
+  async refresh(connection: RegistryConnection, params: unknown): Promise<RefreshResult> {
+    const jwt = typeof params === 'object' && params !== null ? (params as { jwt?: unknown }).jwt : undefined;
+    if (!connection.authenticated || typeof jwt !== 'string') throw unauthorized();
+    const fresh = await this.verify(jwt);
+    // Read after the verification: a refresh that finished meanwhile is what this one must match.
+    const held = connection.principal;
+    if (held === undefined) throw unauthorized();
+    for (const claim of BOUND_CLAIMS) {
+      if (boundValue(fresh, claim) !== boundValue(held, claim)) throw refreshMismatch(claim);
+    }
+    connection.refresh({ token: jwt, principal: fresh });
+    return { status: 'refreshed', exp: Number(fresh.claims.exp) };
+  }
+
+  private async verify(jwt: string): Promise<Principal> {
+    try {
+      return await this.verifier.verify(jwt);
+    } catch (error) {
+      if (error instanceof KeySourceUnavailableError) throw unavailable('Token keys are unavailable; try again');
+      throw unauthorized();
+    }
+  }
+}
+
+/**
+ * A claim as the binding rule reads it (DESIGN 6.2): a trimmed non-blank string, else absent. So a refresh
+ * is refused exactly when the new token would be bound to another service, host or environment.
+ */
+function boundValue(principal: Principal, claim: BoundClaim): string | undefined {
+  const value = principal.claims[claim];
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
