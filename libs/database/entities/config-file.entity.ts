@@ -1,8 +1,11 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { ConfigLayer } from './config-layer.entity.js';
 import type { FileKind } from './config-types.js';
 
 /** One cert or file of a layer, stored as bytes and served as base64. */
 @Entity({ name: 'config_file' })
+@Check('ck_config_file_kind', `kind in ('cert', 'file')`)
+@Check('ck_config_file_name', `file_name ~ '^[A-Za-z0-9_][A-Za-z0-9._-]*$'`)
 export class ConfigFile {
   @PrimaryColumn({ name: 'layer_id', type: 'bigint', primaryKeyConstraintName: 'pk_config_file' })
   layerId!: string;
@@ -15,4 +18,9 @@ export class ConfigFile {
 
   @Column({ name: 'content', type: 'bytea' })
   content!: Buffer;
+
+  /** Its layer, whose deletion removes it (ON DELETE CASCADE); never loaded, the repository reads by `layerId`. */
+  @ManyToOne(() => ConfigLayer, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'layer_id', referencedColumnName: 'layerId', foreignKeyConstraintName: 'fk_config_file_layer' })
+  layer?: ConfigLayer;
 }

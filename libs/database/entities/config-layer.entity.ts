@@ -1,7 +1,24 @@
-import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, Entity, Index, PrimaryGeneratedColumn, Unique } from 'typeorm';
+
+/** No leading or trailing white space (a value other than null). */
+const TRIMMED = `~ '^\\S(.*\\S)?$'`;
 
 /** One configuration layer's address (table `config_layer`, migration CreateConfig). */
 @Entity({ name: 'config_layer' })
+// NULLS NOT DISTINCT in the migration (one row per address even with absent parts): TypeORM cannot say it.
+@Unique('uq_config_layer_address', ['host', 'serviceId', 'productId', 'productVersion', 'envTag'])
+@Check('ck_config_layer_owner', '(service_id is null) <> (product_id is null)')
+@Check('ck_config_layer_product', '(product_id is null) = (product_version is null)')
+@Check(
+  'ck_config_layer_trimmed',
+  `host ${TRIMMED} and (service_id is null or service_id ${TRIMMED}) and (product_id is null or product_id ${TRIMMED})` +
+    ` and (product_version is null or product_version ${TRIMMED}) and (env_tag is null or env_tag ${TRIMMED})`,
+)
+@Check('ck_config_layer_version', 'aggregate_version >= 1')
+// Product layers are found here; service layers through the unique constraint's index.
+@Index('ix_config_layer_product', ['host', 'productId', 'productVersion', 'envTag'], {
+  where: 'product_id is not null',
+})
 export class ConfigLayer {
   /** bigint: the pg driver returns it as a string. */
   @PrimaryGeneratedColumn('identity', {
@@ -30,10 +47,10 @@ export class ConfigLayer {
   @Column({ name: 'update_user', type: 'varchar', length: 255, nullable: true })
   updateUser!: string | null;
 
-  @Column({ name: 'update_ts', type: 'timestamptz' })
+  @Column({ name: 'update_ts', type: 'timestamptz', default: () => 'now()' })
   updateTs!: Date;
 
   /** Moves on with every write to the layer (properties or files): its ETag. */
-  @Column({ name: 'aggregate_version', type: 'integer' })
+  @Column({ name: 'aggregate_version', type: 'integer', default: 1 })
   aggregateVersion!: number;
 }

@@ -1,8 +1,11 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { ConfigLayer } from './config-layer.entity.js';
 import type { JsonValue } from './config-types.js';
 
 /** One `configName.propertyName` of a layer; the value is jsonb so it keeps its type. */
 @Entity({ name: 'config_property' })
+@Check('ck_config_property_key', `property_key ~ '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$'`)
+@Check('ck_config_property_value', `jsonb_typeof(property_value) <> 'null'`)
 export class ConfigProperty {
   @PrimaryColumn({ name: 'layer_id', type: 'bigint', primaryKeyConstraintName: 'pk_config_property' })
   layerId!: string;
@@ -12,4 +15,13 @@ export class ConfigProperty {
 
   @Column({ name: 'property_value', type: 'jsonb' })
   propertyValue!: JsonValue;
+
+  /** Its layer, whose deletion removes it (ON DELETE CASCADE); never loaded, the repository reads by `layerId`. */
+  @ManyToOne(() => ConfigLayer, { onDelete: 'CASCADE' })
+  @JoinColumn({
+    name: 'layer_id',
+    referencedColumnName: 'layerId',
+    foreignKeyConstraintName: 'fk_config_property_layer',
+  })
+  layer?: ConfigLayer;
 }

@@ -1,8 +1,7 @@
-import { Entity } from 'typeorm';
-import { IdColumn, TaggableEntity, TextColumn } from './taggable.entity.js';
+import { IdColumn, TaggableEntity, TaggableTable, TextColumn } from './taggable.entity.js';
 
 /** A document (table `document`, DESIGN 5.1). */
-@Entity({ name: 'document' })
+@TaggableTable('document')
 export class DocumentEntity extends TaggableEntity {
   @IdColumn('document') documentId!: string;
   @TextColumn('title', 200, false) title!: string;

@@ -1,7 +1,10 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, PrimaryColumn } from 'typeorm';
 
 /** A client of the built-in client-credentials issuer (table `oauth_client`, migration CreateOAuthClient). */
 @Entity({ name: 'oauth_client' })
+// A runtime client always carries its identity; only an operator client (portal.admin) may lack it.
+@Check('ck_oauth_client_runtime_identity', `(host is not null and sid is not null) or 'portal.admin' = any (scopes)`)
+@Check('ck_oauth_client_previous_secret', '(previous_secret_hash is null) = (previous_secret_until is null)')
 export class OAuthClient {
   @PrimaryColumn({ name: 'client_id', type: 'varchar', length: 100, primaryKeyConstraintName: 'pk_oauth_client' })
   clientId!: string;
@@ -18,7 +21,7 @@ export class OAuthClient {
   sid!: string | null;
 
   /** The `env` values it may ask for; empty: it may not ask for one. */
-  @Column({ name: 'envs', type: 'text', array: true })
+  @Column({ name: 'envs', type: 'text', array: true, default: () => `'{}'` })
   envs!: string[];
 
   @Column({ name: 'scopes', type: 'text', array: true })
@@ -35,12 +38,12 @@ export class OAuthClient {
   @Column({ name: 'previous_secret_until', type: 'timestamptz', nullable: true })
   previousSecretUntil!: Date | null;
 
-  @Column({ name: 'created_ts', type: 'timestamptz' })
+  @Column({ name: 'created_ts', type: 'timestamptz', default: () => 'now()' })
   createdTs!: Date;
 
   @Column({ name: 'update_user', type: 'varchar', length: 255, nullable: true })
   updateUser!: string | null;
 
-  @Column({ name: 'update_ts', type: 'timestamptz' })
+  @Column({ name: 'update_ts', type: 'timestamptz', default: () => 'now()' })
   updateTs!: Date;
 }

@@ -1,8 +1,7 @@
-import { Entity } from 'typeorm';
-import { IdColumn, TaggableEntity, TextColumn } from './taggable.entity.js';
+import { IdColumn, TaggableEntity, TaggableTable, TextColumn } from './taggable.entity.js';
 
 /** A product (table `product`, DESIGN 5.1). */
-@Entity({ name: 'product' })
+@TaggableTable('product')
 export class ProductEntity extends TaggableEntity {
   @IdColumn('product') productId!: string;
   @TextColumn('product_name', 100, false) productName!: string;

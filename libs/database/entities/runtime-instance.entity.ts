@@ -1,4 +1,4 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, Index, PrimaryColumn, Unique } from 'typeorm';
 
 export const PROTOCOLS = ['http', 'https', 'ws', 'wss'] as const;
 export type Protocol = (typeof PROTOCOLS)[number];
@@ -8,6 +8,16 @@ export type InstanceStatus = (typeof INSTANCE_STATUSES)[number];
 
 /** A registered runtime instance (table `runtime_instance`, migration CreateRegistry). */
 @Entity({ name: 'runtime_instance' })
+// NULLS NOT DISTINCT in the migration (one row per identity even without env, address or port): TypeORM cannot say it.
+@Unique('uq_runtime_instance_identity', ['hostId', 'serviceId', 'envTag', 'address', 'port'])
+@Check('ck_runtime_instance_protocol', `protocol in (${PROTOCOLS.map((p) => `'${p}'`).join(', ')})`)
+@Check('ck_runtime_instance_port', 'port between 1 and 65535')
+@Check('ck_runtime_instance_status', `status in (${INSTANCE_STATUSES.map((s) => `'${s}'`).join(', ')})`)
+@Check('ck_runtime_instance_tags', `jsonb_typeof(tags) = 'object'`)
+// Shutdown and the last-seen updates look up the connected instances of one controller process.
+@Index('ix_runtime_instance_connected_controller', ['controllerId'], { where: `status = 'connected'` })
+// The operators' list filters by service (and status) across hosts.
+@Index('ix_runtime_instance_service', ['serviceId', 'status'])
 export class RuntimeInstance {
   @PrimaryColumn({
     name: 'runtime_instance_id',
@@ -39,16 +49,16 @@ export class RuntimeInstance {
   @Column({ name: 'port', type: 'integer', nullable: true })
   port!: number | null;
 
-  @Column({ name: 'tags', type: 'jsonb' })
+  @Column({ name: 'tags', type: 'jsonb', default: () => `'{}'` })
   tags!: Record<string, string>;
 
   @Column({ name: 'status', type: 'varchar', length: 16 })
   status!: InstanceStatus;
 
-  @Column({ name: 'connected_ts', type: 'timestamptz' })
+  @Column({ name: 'connected_ts', type: 'timestamptz', default: () => 'now()' })
   connectedTs!: Date;
 
-  @Column({ name: 'last_seen_ts', type: 'timestamptz' })
+  @Column({ name: 'last_seen_ts', type: 'timestamptz', default: () => 'now()' })
   lastSeenTs!: Date;
 
   @Column({ name: 'disconnected_ts', type: 'timestamptz', nullable: true })

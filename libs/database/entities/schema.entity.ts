@@ -1,8 +1,7 @@
-import { Entity } from 'typeorm';
-import { IdColumn, TaggableEntity, TextColumn } from './taggable.entity.js';
+import { IdColumn, TaggableEntity, TaggableTable, TextColumn } from './taggable.entity.js';
 
 /** A schema (table `schema`, DESIGN 5.1). */
-@Entity({ name: 'schema' })
+@TaggableTable('schema')
 export class SchemaEntity extends TaggableEntity {
   @IdColumn('schema') schemaId!: string;
   @TextColumn('schema_name', 100, false) schemaName!: string;

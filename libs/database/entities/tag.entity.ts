@@ -1,7 +1,14 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /** A free-form label (table `tag`, migration CreateTag). */
 @Entity({ name: 'tag' })
+// Names are unique case-insensitively: a unique index on lower(tag_name). TypeORM cannot declare an expression
+// index, so it is named here and left to the migration.
+@Index('uq_tag_name_lower', { synchronize: false })
+@Check('ck_tag_id_format', `tag_id ~ '^[A-Za-z0-9_-]{1,22}$'`)
+@Check('ck_tag_name_length', 'char_length(tag_name) between 1 and 100')
+@Index('ix_tag_host_id', ['hostId'])
+@Index('ix_tag_update_ts', ['updateTs'])
 export class Tag {
   @PrimaryColumn({ name: 'tag_id', type: 'varchar', length: 22, primaryKeyConstraintName: 'pk_tag' })
   tagId!: string;
@@ -18,9 +25,9 @@ export class Tag {
   @Column({ name: 'update_user', type: 'varchar', length: 255, nullable: true })
   updateUser!: string | null;
 
-  @Column({ name: 'update_ts', type: 'timestamptz' })
+  @Column({ name: 'update_ts', type: 'timestamptz', default: () => 'now()' })
   updateTs!: Date;
 
-  @Column({ name: 'aggregate_version', type: 'integer' })
+  @Column({ name: 'aggregate_version', type: 'integer', default: 1 })
   aggregateVersion!: number;
 }

@@ -1,4 +1,16 @@
-import { Column, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/**
+ * The table of a taggable entity type, as migration CreateEntities makes each one: the id's format check
+ * `ck_<table>_id_format` and the index `ix_<table>_host_id`.
+ */
+export const TaggableTable =
+  (table: string): ClassDecorator =>
+  (target) => {
+    Entity({ name: table })(target);
+    Check(`ck_${table}_id_format`, `${table}_id ~ '^[A-Za-z0-9_-]{1,22}$'`)(target);
+    Index(`ix_${table}_host_id`, ['hostId'])(target);
+  };
 
 /** An entity's id column: `<table>_id`, 1..22 characters, primary key `pk_<table>` (DESIGN 5.1). */
 export const IdColumn = (table: string): PropertyDecorator =>
@@ -19,9 +31,9 @@ export abstract class TaggableEntity {
   @TextColumn('update_user', 255)
   updateUser!: string | null;
 
-  @Column({ name: 'update_ts', type: 'timestamptz' })
+  @Column({ name: 'update_ts', type: 'timestamptz', default: () => 'now()' })
   updateTs!: Date;
 
-  @Column({ name: 'aggregate_version', type: 'integer' })
+  @Column({ name: 'aggregate_version', type: 'integer', default: 1 })
   aggregateVersion!: number;
 }
