@@ -20,8 +20,6 @@ export class KeySourceUnavailableError extends Error {
 export interface KeyStore {
   /** The public key for a token with this `kid`; parsed once, never per request. */
   keyFor(kid: string | undefined): KeyObject | Promise<KeyObject>;
-  /** The key `keyFor` would answer now, without fetching; undefined when there is none. */
-  current(kid: string | undefined): KeyObject | undefined;
   /**
    * Whether `key` is still trusted (DESIGN 6.1: a key that left the JWKS is refused from then on). On the
    * path of every remembered verification, so a Set lookup: an unchanged key keeps its object across reloads.
@@ -84,10 +82,6 @@ export class StaticKeyStore implements KeyStore {
     const key = pick(this.keys, kid);
     if (key === undefined) throw new UnknownKeyError(`no key for kid ${kid ?? '(none)'}`);
     return key;
-  }
-
-  current(kid: string | undefined): KeyObject | undefined {
-    return pick(this.keys, kid);
   }
 
   holds(key: KeyObject): boolean {
@@ -156,10 +150,6 @@ export class RemoteJwksKeyStore implements KeyStore {
       if (found === undefined) throw new UnknownKeyError(`no key for kid ${kid ?? '(none)'}`);
       return found;
     });
-  }
-
-  current(kid: string | undefined): KeyObject | undefined {
-    return pick(this.keys, kid);
   }
 
   holds(key: KeyObject): boolean {

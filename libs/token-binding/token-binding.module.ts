@@ -1,8 +1,11 @@
 import { Global, Module } from '@nestjs/common';
 import { Metrics, SETTINGS, type Settings } from '#platform';
 import { BindingEnforcer } from './binding.js';
-import { bindingLogger, TokenBindingGuard, UnenforcedBindingWarning } from './binding.guard.js';
-import { BearerAuthGuard, JwtStrategy } from './http-auth.js';
+import { BearerAuthGuard } from './bearer-auth.guard.js';
+import { bindingLogger } from './binding-logger.js';
+import { JwtStrategy } from './jwt.strategy.js';
+import { TokenBindingGuard } from './token-binding.guard.js';
+import { UnenforcedBindingWarning } from './unenforced-warning.js';
 import { TokenVerifier, tokenVerifierFor } from './token-verifier.js';
 
 /**

@@ -87,20 +87,16 @@ export class TokenVerifier {
   }
 
   /**
-   * Turns a payload that passed verification (passport-jwt, with the key from `keyFor`) into the principal,
-   * remembering the token with the key its `kid` names now; not remembered when the store no longer has one.
+   * Turns a payload passport-jwt verified with `key` (from `keyFor`) into the principal, remembering the
+   * token with that key so it is refused once the key leaves the store.
    */
-  accept(token: string, payload: JWTPayload): Principal {
-    // The header passed `screenToken` in `keyFor`; only its `kid` is read again.
-    const header = JSON.parse(Buffer.from(token.slice(0, token.indexOf('.')), 'base64url').toString('utf8')) as {
-      kid?: unknown;
-    };
-    return this.remember(token, payload, this.keys.current(typeof header.kid === 'string' ? header.kid : undefined));
+  accept(token: string, payload: JWTPayload, key: KeyObject): Principal {
+    return this.remember(token, payload, key);
   }
 
-  private remember(token: string, payload: JWTPayload, key: KeyObject | undefined): Principal {
+  private remember(token: string, payload: JWTPayload, key: KeyObject): Principal {
     const principal = principalOf(payload);
-    if (key === undefined || !this.keys.holds(key)) return principal;
+    if (!this.keys.holds(key)) return principal;
     const expMs = (payload.exp as number) * 1000;
     const until = Math.min(expMs + this.clockToleranceMs, Date.now() + VERIFIED_CACHE_MS);
     // The oldest entry makes room: the map keeps insertion order.
@@ -127,31 +123,4 @@ export async function keyStoreFor(settings: Settings): Promise<KeyStore> {
 
 export async function tokenVerifierFor(settings: Settings): Promise<TokenVerifier> {
   return new TokenVerifier(await keyStoreFor(settings), settings.jwt);
-}
-
-/** `Authorization: Bearer <token>` only; undefined when absent, malformed or of another scheme. */
-export function bearerToken(header: string | string[] | undefined): string | undefined {
-  const credential = bearerCredential(header);
-  return credential.kind === 'token' ? credential.token : undefined;
-}
-
-/**
- * What an `Authorization` header offers (RFC 6750 2.1, 3.1): no Bearer credential (absent, empty, or another
- * scheme such as Basic), a malformed one (`Bearer` with no token or only spaces after it, `Bearer a b`: DESIGN
- * 3 answers it `invalid_token`), or one token68.
- */
-export type BearerCredential =
-  { readonly kind: 'none' } | { readonly kind: 'malformed' } | { readonly kind: 'token'; readonly token: string };
-
-const BEARER = /^Bearer(?:[ \t]+(.*))?$/i;
-const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
-
-export function bearerCredential(header: string | string[] | undefined): BearerCredential {
-  if (typeof header !== 'string') return { kind: 'none' };
-  const match = BEARER.exec(header.trim());
-  if (match === null) return { kind: 'none' };
-  const rest = (match[1] ?? '').trim();
-  // The scheme names a Bearer credential, so a missing token is a malformed one, not an absent one.
-  if (rest === '') return { kind: 'malformed' };
-  return TOKEN68.test(rest) ? { kind: 'token', token: rest } : { kind: 'malformed' };
 }

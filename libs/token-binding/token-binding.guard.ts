@@ -3,31 +3,15 @@ import {
   HttpStatus,
   Inject,
   Injectable,
-  Logger,
   SetMetadata,
-  UseGuards,
   type CanActivate,
   type ExecutionContext,
-  type OnModuleInit,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
-import { ApiResponse } from '@nestjs/swagger';
 import { badRequest, PlainTextException, SETTINGS, type Settings } from '#platform';
-import {
-  BINDING_MESSAGES,
-  BindingEnforcer,
-  type BindingKind,
-  type BindingRequest,
-  type BindingWarnLogger,
-} from './binding.js';
-import { Authenticated, principalOfContext, type RpcCall } from './http-auth.js';
-
-/** Logger context of every binding line (rejections, mismatches allowed by the switch, start-up warning). */
-export const BINDING_LOG_CONTEXT = 'TokenBinding';
-
-export const UNENFORCED_BINDING_WARNING =
-  'ENFORCE_SID_HOST_MATCH=false: token binding enforcement disabled; sid/host/env mismatches are logged and allowed';
+import { BindingEnforcer, type BindingKind, type BindingRequest } from './binding.js';
+import { principalOfContext, type RpcCall } from './principal-context.js';
 
 const BINDING_QUERY = ['host', 'serviceId', 'envTag'] as const;
 
@@ -136,57 +120,4 @@ export class TokenBindingGuard implements CanActivate {
 interface Target {
   readonly endpoint: string;
   readonly request: BindingRequest;
-}
-
-/** `@BindingRule(kind)` applied by `TokenBindingGuard`; put it after the guard that verifies the token. */
-export const Bound = (kind: BindingKind, options: BindingOptions = {}): MethodDecorator & ClassDecorator =>
-  applyDecorators(BindingRule(kind, options), UseGuards(TokenBindingGuard));
-
-/** A `BindingWarnLogger` writing through Nest's logger, so lines reach the app's pino stream. */
-export function bindingLogger(): BindingWarnLogger {
-  const logger = new Logger(BINDING_LOG_CONTEXT);
-  return { warn: (fields, message) => logger.warn(fields, message) };
-}
-
-/**
- * A valid token with `scope`, then the config binding rule: the guard order is 401, 403 scope, 403
- * binding, and only then validation and the handler.
- */
-export const AuthenticatedConfigRequest = (scope: string): MethodDecorator & ClassDecorator =>
-  applyDecorators(
-    Authenticated(scope),
-    Bound('config'),
-    ApiResponse({
-      status: 403,
-      description: `Missing scope ${scope} (problem+json), or the token's host/sid/env do not match the query (text/plain)`,
-      content: {
-        'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
-        'text/plain': {
-          schema: {
-            type: 'string',
-            enum: [BINDING_MESSAGES.configHost, BINDING_MESSAGES.sid, BINDING_MESSAGES.env],
-          },
-        },
-      },
-    }),
-  );
-
-/** Logs the start-up warning of DESIGN 6.4 when `ENFORCE_SID_HOST_MATCH=false`; returns whether it did. */
-export function warnIfBindingUnenforced(settings: Settings, logger: BindingWarnLogger = bindingLogger()): boolean {
-  if (settings.enforceSidHostMatch) return false;
-  logger.warn(
-    { enforceSidHostMatch: false, allowUnenforcedBinding: settings.allowUnenforcedBinding },
-    UNENFORCED_BINDING_WARNING,
-  );
-  return true;
-}
-
-/** Provider that logs the start-up warning once when its module initialises. */
-@Injectable()
-export class UnenforcedBindingWarning implements OnModuleInit {
-  constructor(@Inject(SETTINGS) private readonly settings: Settings) {}
-
-  onModuleInit(): void {
-    warnIfBindingUnenforced(this.settings);
-  }
 }

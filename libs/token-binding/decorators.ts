@@ -1,0 +1,62 @@
+import {
+  applyDecorators,
+  createParamDecorator,
+  HttpStatus,
+  SetMetadata,
+  UseGuards,
+  type ExecutionContext,
+} from '@nestjs/common';
+import { ApiBearerAuth, ApiResponse } from '@nestjs/swagger';
+import { BEARER_SCHEME, ProblemException, problemResponse } from '#platform';
+import { BearerAuthGuard, REQUIRED_SCOPE } from './bearer-auth.guard.js';
+import { BINDING_MESSAGES, type BindingKind } from './binding.js';
+import type { Principal } from './claims.js';
+import { principalOfContext } from './principal-context.js';
+import { BindingRule, TokenBindingGuard, type BindingOptions } from './token-binding.guard.js';
+
+/** The decorators routes and message handlers use: who may call (token, scope) and under which binding rule. */
+
+/** Requires a valid bearer token carrying `scope` (admin implies write implies read). */
+export const Authenticated = (scope: string): MethodDecorator & ClassDecorator =>
+  applyDecorators(
+    SetMetadata(REQUIRED_SCOPE, scope),
+    UseGuards(BearerAuthGuard),
+    ApiBearerAuth(BEARER_SCHEME),
+    ApiResponse(problemResponse(401, 'Missing or invalid bearer token (WWW-Authenticate: Bearer realm="bindery")')),
+    ApiResponse(problemResponse(403, `Authenticated but not allowed (needs scope ${scope}, or another host's data)`)),
+  );
+
+/** The verified caller; only valid on routes behind `@Authenticated`. */
+export const CurrentPrincipal = createParamDecorator((_: unknown, context: ExecutionContext): Principal => {
+  const principal = principalOfContext(context);
+  // A route without the guard is a wiring fault: fail closed rather than act for nobody.
+  if (principal === undefined) throw new ProblemException(HttpStatus.FORBIDDEN, 'No verified token');
+  return principal;
+});
+
+/** `@BindingRule(kind)` applied by `TokenBindingGuard`; put it after the guard that verifies the token. */
+export const Bound = (kind: BindingKind, options: BindingOptions = {}): MethodDecorator & ClassDecorator =>
+  applyDecorators(BindingRule(kind, options), UseGuards(TokenBindingGuard));
+
+/**
+ * A valid token with `scope`, then the config binding rule: the guard order is 401, 403 scope, 403
+ * binding, and only then validation and the handler.
+ */
+export const AuthenticatedConfigRequest = (scope: string): MethodDecorator & ClassDecorator =>
+  applyDecorators(
+    Authenticated(scope),
+    Bound('config'),
+    ApiResponse({
+      status: 403,
+      description: `Missing scope ${scope} (problem+json), or the token's host/sid/env do not match the query (text/plain)`,
+      content: {
+        'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
+        'text/plain': {
+          schema: {
+            type: 'string',
+            enum: [BINDING_MESSAGES.configHost, BINDING_MESSAGES.sid, BINDING_MESSAGES.env],
+          },
+        },
+      },
+    }),
+  );
