@@ -76,6 +76,10 @@ export async function createHttpApp(
   const metrics = app.get(Metrics);
   limitRequestTime(app.getHttpServer(), app.get<Settings>(SETTINGS).requestTimeoutMs);
   const server: Server = app.getHttpServer();
+  // Node closes a connection after an answer with `Connection: close` through destroySoon: linger instead.
+  server.on('connection', (socket: Socket) => {
+    socket.destroySoon = () => lingeringEnd(socket);
+  });
   server.on('connect', (request: IncomingMessage, socket: Duplex) =>
     answerConnect(app.getHttpAdapter().getInstance(), request, socket),
   );
@@ -177,6 +181,8 @@ function clientErrorStatus(error: Error & { code?: string; rawPacket?: unknown }
 
 /** Answers a request Node's parser refused, as problem+json, then closes the connection. */
 function answerClientError(error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
+  // Already answered: the errored parser reports each further chunk of the refused request again.
+  if (lingering.has(socket)) return;
   if (!socket.writable) {
     socket.destroy();
     return;
@@ -199,10 +205,32 @@ function endWithProblem(
   const extra = Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
-  socket.end(
+  lingeringEnd(
+    socket,
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
       `${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${head ? '' : body}`,
   );
+}
+
+/** How long a closing connection keeps reading, and dropping, what its client still sends. */
+const LINGER_MS = 2000;
+const lingering = new WeakSet<Duplex>();
+
+/**
+ * Lingering close (RFC 9112 9.6): the answer goes out and the write side closes, then whatever the client
+ * still sends (the rest of a refused body) is read and dropped until it closes too or LINGER_MS pass.
+ * Closing at once with unread input makes the kernel reset the connection, and the reset can discard the
+ * answer before the client has read it (the fuzzer saw a 413 lost that way).
+ */
+function lingeringEnd(socket: Duplex, data?: string): void {
+  if (lingering.has(socket)) return;
+  lingering.add(socket);
+  socket.end(data);
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  socket.once('end', () => socket.destroy());
+  socket.once('close', () => clearTimeout(timer));
+  // A socket Node no longer parses (CONNECT) is paused: flowing without a listener drops what arrives.
+  socket.resume();
 }
 
 /**
