@@ -10,12 +10,19 @@ import { loadSettings, SettingsError, type Settings } from '#platform';
 import { ensureDevKey, signDevToken } from '#token-binding';
 import { seedDevConfig } from '../apps/api/config-server/dev-seed.js';
 import { ensureDevClient, type DevClient } from '../apps/api/token-issuer/dev-client.js';
+import { answerHelp } from './usage.js';
 
 /**
  * `npm start`: one embedded PostgreSQL (unless DATABASE_URL is set), migrations, the dev seed, then the
  * api and the controller as child processes. Ctrl-C / SIGTERM stops all of it cleanly. `--watch`
  * (`npm run start:dev`) adds a compiler in watch mode and restarts each process on change.
  */
+
+answerHelp(`usage: npm start            (npm run start:dev: the same, recompiling and restarting on change)
+Starts Bindery for development: an embedded PostgreSQL under BINDERY_DATA_DIR (default .data/) unless
+DATABASE_URL is set, the migrations, the dev seed (once per database), then the api (API_PORT, default 8080)
+and the controller (CONTROLLER_PORT, 8081), and prints dev tokens, the console URL and the dev runtime
+client's credentials. Ctrl-C stops everything; data stays in the data dir. Settings: README.md.`);
 
 const READY_TIMEOUT_MS = 60_000;
 /** `npm run start:dev`: recompile and restart on every source change. */
@@ -82,6 +89,13 @@ async function checkPorts(settings: Settings): Promise<void> {
   }
 }
 
+/** Whether a runtime started with the last start's secret keeps working. */
+function clientNote(client: DevClient): string {
+  if (client.outcome === 'kept') return 'the same secret as the last start';
+  if (client.outcome === 'created') return 'its secret is kept in .data/ for the next start';
+  return 'a NEW secret: the stored one no longer matched, so runtimes using the old one must be restarted';
+}
+
 async function banner(settings: Settings, client: DevClient | undefined): Promise<string> {
   const api = `http://localhost:${settings.apiPort}`;
   const controller = `localhost:${settings.controllerPort}`;
@@ -119,7 +133,7 @@ async function banner(settings: Settings, client: DevClient | undefined): Promis
   if (client !== undefined) {
     lines.push(
       '',
-      `Dev runtime client (client credentials; host ${settings.controllerHostId}, sid petstore, env dev; a new secret each start):`,
+      `Dev runtime client (client credentials; host ${settings.controllerHostId}, sid petstore, env dev; ${clientNote(client)}):`,
       `  export CLIENT_ID=${client.clientId} CLIENT_SECRET=${client.clientSecret}`,
       `  curl -s -u "${client.clientId}:${client.clientSecret}" -d grant_type=client_credentials -d env=dev ${api}/oauth2/token`,
     );
@@ -191,16 +205,18 @@ async function main(): Promise<void> {
 }
 
 /**
- * Migrations, the example configuration the printed runtime token's curl line reads, and in dev mode the
- * runtime client `petstore-dev` with a fresh secret.
+ * Migrations, the example configuration the printed runtime token's curl line reads (once per database),
+ * and in dev mode the runtime client `petstore-dev` with the secret kept in the data dir.
  */
 async function prepare(url: string, settings: Settings): Promise<DevClient | undefined> {
   const dataSource = new DataSource(dataSourceOptions({ url, poolSize: 2, applicationName: 'bindery-dev-start' }));
   await dataSource.initialize();
   try {
     await runMigrations(dataSource);
-    await seedDevConfig(dataSource);
-    return settings.devMode ? await ensureDevClient(dataSource, settings.controllerHostId) : undefined;
+    await seedDevConfig(dataSource, settings.dataDir);
+    return settings.devMode
+      ? await ensureDevClient(dataSource, settings.controllerHostId, settings.dataDir)
+      : undefined;
   } finally {
     await dataSource.destroy();
   }

@@ -163,18 +163,22 @@ describe('dev seed', () => {
   const runtimeToken = (): Promise<string> =>
     signed({ sub: 'petstore-runtime', scope: 'portal.r', host: 'dev-host', sid: 'petstore', env: 'dev' });
 
-  it('seeds dev-host/petstore/dev idempotently, keeping entries edited by hand', async () => {
-    const db = api.app.get(DataSource);
-    await seedDevConfig(db);
-    await seedDevConfig(db);
-    const configs = await send(api, 'GET', '/config-server/configs', {
+  const readConfigs = async (): Promise<Record<string, unknown>> => {
+    const { res } = await send(api, 'GET', '/config-server/configs', {
       query: devQuery,
       authorization: bearer(await runtimeToken()),
     });
-    expect(configs.res.statusCode).toBe(200);
-    const seeded = configs.res.json<Record<string, unknown>>();
-    expect(seeded).toMatchObject({ 'server.httpPort': 8443, 'server.enableHttps': true, 'petstore.pageSize': 20 });
+    expect(res.statusCode).toBe(200);
+    return res.json<Record<string, unknown>>();
+  };
 
+  it('seeds dev-host/petstore/dev once per database: what an operator removed stays removed across restarts', async () => {
+    const db = api.app.get(DataSource);
+    const dataDir = await mkdtemp(join(tmpdir(), 'bindery-seed-'));
+    expect(await seedDevConfig(db, dataDir)).toBe('seeded');
+    expect(await seedDevConfig(db, dataDir)).toBe('already-seeded');
+    const seeded = await readConfigs();
+    expect(seeded).toMatchObject({ 'server.httpPort': 8443, 'server.enableHttps': true, 'petstore.pageSize': 20 });
     for (const [endpoint, name] of [
       ['certs', 'server.crt'],
       ['files', 'logback.xml'],
@@ -186,18 +190,54 @@ describe('dev seed', () => {
       expect(Object.keys(res.json<object>())).toEqual([name]);
     }
 
-    // An operator edits the dev layer; the next start's seed keeps the edit and restores nothing else.
+    // An operator replaces the dev layer's properties (removing the other dev keys) and deletes its cert.
     const edit = await send(api, 'PUT', '/config-server/admin/properties', {
       query: devQuery,
       authorization: bearer(await adminToken()),
       payload: { properties: { 'server.httpPort': 9999 } },
     });
     expect(edit.res.statusCode).toBe(200);
-    await seedDevConfig(db);
-    const after = await send(api, 'GET', '/config-server/configs', {
+    const drop = await send(api, 'DELETE', '/config-server/admin/files', {
+      query: { ...devQuery, kind: 'cert' },
+      authorization: bearer(await adminToken()),
+    });
+    expect(drop.res.statusCode).toBe(204);
+    const edited = await readConfigs();
+    expect(edited).toEqual({
+      'server.httpPort': 9999,
+      'server.enableHttps': false,
+      'petstore.greeting': 'hello from bindery',
+      'petstore.pageSize': 20,
+    });
+
+    // The next start (same data dir) restores nothing.
+    expect(await seedDevConfig(db, dataDir)).toBe('already-seeded');
+    expect(await readConfigs()).toEqual(edited);
+    // Nor does a start with a new data dir against this database (its layers exist): it only records it.
+    const other = await mkdtemp(join(tmpdir(), 'bindery-seed-'));
+    expect(await seedDevConfig(db, other)).toBe('layers-exist');
+    expect(await readConfigs()).toEqual(edited);
+    const certs = await send(api, 'GET', '/config-server/certs', {
       query: devQuery,
       authorization: bearer(await runtimeToken()),
     });
-    expect(after.res.json()).toEqual({ ...seeded, 'server.httpPort': 9999 });
+    expect(certs.res.json()).toEqual({});
+
+    // The operator removes both layers entirely: a restart does not bring them back.
+    for (const query of [devQuery, { host: 'dev-host', serviceId: 'petstore' }]) {
+      for (const target of ['properties', 'files?kind=file'] as const) {
+        const [path, kind] = target.split('?kind=');
+        const removed = await send(api, 'DELETE', `/config-server/admin/${path ?? ''}`, {
+          query: kind === undefined ? query : { ...query, kind },
+          authorization: bearer(await adminToken()),
+        });
+        expect(removed.res.statusCode).toBe(204);
+      }
+    }
+    expect(await readConfigs()).toEqual({});
+    expect(await seedDevConfig(db, dataDir)).toBe('already-seeded');
+    expect(await seedDevConfig(db, other)).toBe('already-seeded');
+    expect(await readConfigs()).toEqual({});
+    expect(await db.query(`select 1 from config_layer where host = 'dev-host'`)).toEqual([]);
   });
 });

@@ -1,3 +1,5 @@
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { ConfigLayerRepository, UnitOfWork } from '#database';
 import type { JsonValue } from './config-values.js';
@@ -42,19 +44,52 @@ const DEV_FILE = Buffer.from(
   '<configuration>\n  <root level="INFO"><appender-ref ref="STDOUT"/></root>\n</configuration>\n',
 );
 
+/** Where `npm start` records the databases it has seeded: one line each, so it seeds a database once. */
+export const DEV_SEED_MARKER = 'dev-seed.done';
+
+export type DevSeedOutcome = 'seeded' | 'already-seeded' | 'layers-exist';
+
 /**
  * Writes a small example for `dev-host` / `petstore` / `dev` (a service layer, a dev layer, one cert,
- * one file) so the runtime token printed by `npm start` reads a real configuration. Idempotent and
- * non-destructive: entries that already exist (edited by hand) are kept. Needs the migrations applied.
+ * one file) so the runtime token printed by `npm start` reads a real configuration. Once per database:
+ * `<dataDir>/dev-seed.done` names the databases seeded, and a database that already holds either layer
+ * (seeded before the marker existed, or written by an operator) is recorded without a write. So a key,
+ * file or layer an operator removed stays removed across restarts. Needs the migrations applied.
  */
-export async function seedDevConfig(dataSource: DataSource): Promise<void> {
-  await new UnitOfWork(dataSource).run(async (tx) => {
+export async function seedDevConfig(dataSource: DataSource, dataDir: string): Promise<DevSeedOutcome> {
+  const marker = join(dataDir, DEV_SEED_MARKER);
+  const database = await databaseIdentity(dataSource);
+  const seeded = await readFile(marker, 'utf8').then(
+    (text) => text.split('\n'),
+    (error: NodeJS.ErrnoException): string[] => {
+      if (error.code === 'ENOENT') return [];
+      throw error;
+    },
+  );
+  if (seeded.includes(database)) return 'already-seeded';
+  const outcome = await new UnitOfWork(dataSource).run(async (tx): Promise<DevSeedOutcome> => {
     const layers = new ConfigLayerRepository(dataSource).in(tx);
+    if ((await layers.find(SERVICE)) !== null || (await layers.find(SERVICE_DEV)) !== null) return 'layers-exist';
     const service = await layers.upsert(SERVICE, 'dev-seed');
     await layers.writeProperties(service, SERVICE_PROPERTIES, 'keep-existing');
     const dev = await layers.upsert(SERVICE_DEV, 'dev-seed');
     await layers.writeProperties(dev, DEV_PROPERTIES, 'keep-existing');
     await layers.writeFiles(dev, 'cert', new Map([['server.crt', DEV_CERT]]), 'keep-existing');
     await layers.writeFiles(dev, 'file', new Map([['logback.xml', DEV_FILE]]), 'keep-existing');
+    return 'seeded';
   });
+  await mkdir(dataDir, { recursive: true });
+  await appendFile(marker, `${database}\n`);
+  return outcome;
+}
+
+/** The cluster's system identifier and the database's oid: a recreated database is a new one. */
+async function databaseIdentity(dataSource: DataSource): Promise<string> {
+  const rows = await dataSource.query<{ id: string }[]>(
+    `select (select system_identifier from pg_control_system())::text || '/' || d.oid::text as id
+       from pg_database d where d.datname = current_database()`,
+  );
+  const id = rows[0]?.id;
+  if (id === undefined) throw new Error('the current database is not in pg_database');
+  return id;
 }
