@@ -1,4 +1,5 @@
 export { checkRuntimeClaims, decodeToken, RuntimeTokenError, type RuntimeIdentity } from './claims.js';
+export { causeOf, describeRuntimeEvent, type RuntimeClientActivity } from './events.js';
 export { TokenSource, type TokenSourceOptions } from './token-source.js';
 export {
   backoffDelay,

@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import type { RuntimeIdentity } from './claims.js';
+import { causeOf, type RuntimeClientActivity, type RuntimeClientEvent } from './events.js';
 import { TokenSource } from './token-source.js';
 
 export interface RuntimeInstance {
@@ -31,12 +32,7 @@ export interface RuntimeClientOptions extends RuntimeIdentity {
   readonly fetch?: typeof fetch;
 }
 
-export type RuntimeClientEvent =
-  | { readonly type: 'registered'; readonly runtimeInstanceId: string }
-  | { readonly type: 'disconnected'; readonly code: number; readonly reason: string }
-  | { readonly type: 'reconnecting'; readonly attempt: number; readonly delayMs: number }
-  | { readonly type: 'refreshed'; readonly exp: number }
-  | { readonly type: 'error'; readonly error: Error };
+export type { RuntimeClientEvent } from './events.js';
 
 export interface LookupResult {
   readonly serviceId: string;
@@ -113,6 +109,8 @@ export class RuntimeClient {
   private runtimeInstanceId: string | undefined;
   private closed = false;
   private attempt = 0;
+  /** When the last connection was lost (epoch ms); undefined while connected or before the first. */
+  private lostAt: number | undefined;
   private refreshTimer: NodeJS.Timeout | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private readonly watches = new Set<Watch>();
@@ -268,8 +266,6 @@ export class RuntimeClient {
     const socket = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
     this.socket = socket;
     socket.on('message', (data: Buffer) => this.onMessage(data.toString('utf8')));
-    socket.on('close', (code, reason) => this.onClose(socket, code, reason.toString()));
-    socket.on('error', (error) => this.emit({ type: 'error', error }));
     await new Promise<void>((resolve, reject) => {
       socket.once('open', () => resolve());
       socket.once('unexpected-response', (_request, response) => {
@@ -281,19 +277,31 @@ export class RuntimeClient {
         );
         socket.terminate();
       });
-      socket.once('error', reject);
+      // Before the socket opens, its failure is this attempt's (reported once, by the caller).
+      socket.once('error', (error) => reject(new RuntimeRequestError(0, `controller unreachable: ${causeOf(error)}`)));
     });
+    // Only an opened socket is a connection that can be lost and reported as such.
+    socket.on('close', (code, reason) => this.onClose(socket, code, reason.toString()));
+    socket.on('error', (error) => this.emit({ type: 'error', error, during: 'connection' }));
     const { serviceId, envTag, instance } = this.options;
     const params: Record<string, unknown> = { serviceId, ...instance };
     if (envTag !== undefined && envTag !== '') params.envTag = envTag;
-    const result = (await this.call('service/register', params)) as { runtimeInstanceId: string };
+    const result = (await this.call('service/register', params).catch((error: unknown) => {
+      // Unregistered, the socket is of no use: dropped quietly, the caller reports and retries.
+      socket.removeAllListeners('close');
+      socket.terminate();
+      throw error;
+    })) as { runtimeInstanceId: string };
     this.runtimeInstanceId = result.runtimeInstanceId;
+    const reconnect =
+      this.lostAt === undefined ? undefined : { attempts: this.attempt, downMs: Date.now() - this.lostAt };
     this.attempt = 0;
+    this.lostAt = undefined;
     this.scheduleRefresh();
-    this.emit({ type: 'registered', runtimeInstanceId: result.runtimeInstanceId });
+    this.emit({ type: 'registered', runtimeInstanceId: result.runtimeInstanceId, ...(reconnect && { reconnect }) });
     // Subscriptions belong to a socket: a new socket needs them again.
     for (const watch of this.watches) {
-      await this.watch(watch).catch((error: unknown) => this.emit({ type: 'error', error: error as Error }));
+      await this.watch(watch).catch((error: unknown) => this.fail('subscribe', error));
     }
   }
 
@@ -315,7 +323,7 @@ export class RuntimeClient {
       this.emit({ type: 'refreshed', exp: result.exp });
       this.scheduleRefresh();
     } catch (error) {
-      this.emit({ type: 'error', error: error as Error });
+      this.fail('token renewal', error);
       this.refreshTimer = setTimeout(() => void this.refresh(), 5_000);
       this.refreshTimer.unref();
     }
@@ -374,6 +382,7 @@ export class RuntimeClient {
     clearTimeout(this.refreshTimer);
     for (const pending of this.pending.values()) pending.reject(new RuntimeRequestError(0, `socket closed ${code}`));
     this.pending.clear();
+    this.lostAt ??= Date.now();
     this.emit({ type: 'disconnected', code, reason });
     if (!this.closed) this.scheduleReconnect();
   }
@@ -385,10 +394,15 @@ export class RuntimeClient {
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       this.connect().catch((error: unknown) => {
-        this.emit({ type: 'error', error: error as Error });
+        // A socket that opened but failed to register closes too: one reconnect is scheduled either way.
+        this.fail('reconnect', error);
         if (!this.closed) this.scheduleReconnect();
       });
     }, delayMs);
+  }
+
+  private fail(during: RuntimeClientActivity, error: unknown): void {
+    this.emit({ type: 'error', error: error instanceof Error ? error : new Error(String(error)), during });
   }
 
   private emit(event: RuntimeClientEvent): void {

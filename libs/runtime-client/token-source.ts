@@ -1,4 +1,5 @@
 import { checkRuntimeClaims, decodeToken, RuntimeTokenError, type RuntimeIdentity } from './claims.js';
+import { causeOf } from './events.js';
 
 export interface TokenSourceOptions {
   readonly tokenEndpoint: string;
@@ -71,10 +72,13 @@ export class TokenSource {
       headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
       body: form.toString(),
       signal: AbortSignal.timeout(10_000),
+    }).catch((error: unknown) => {
+      throw new RuntimeTokenError('token', `token endpoint unreachable: ${causeOf(error)}`);
     });
     const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
     if (!response.ok || typeof body.access_token !== 'string') {
-      const error = typeof body.error === 'string' ? body.error : `HTTP ${response.status}`;
+      // The RFC 6749 error code and the status name the cause: invalid_client (401) is a wrong secret.
+      const error = typeof body.error === 'string' ? `${body.error} (${response.status})` : `HTTP ${response.status}`;
       throw new RuntimeTokenError('token', `token endpoint refused: ${error}`);
     }
     const token = body.access_token;

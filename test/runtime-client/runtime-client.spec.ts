@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { migrate } from '#database';
-import { RuntimeClient, RuntimeTokenError, type RuntimeClientEvent } from '#runtime-client';
+import { describeRuntimeEvent, RuntimeClient, RuntimeTokenError, type RuntimeClientEvent } from '#runtime-client';
 import { ClientsService } from '../../apps/api/token-issuer/clients.service.js';
 import { listenApi, unique, type ListeningApi } from '../support/api.js';
 import { RegistryTable, waitFor } from '../support/controller.js';
@@ -136,6 +136,17 @@ describe('a correct runtime', () => {
     expect(client.instanceId).toBe(id);
     expect((await table.byId(id))?.status).toBe('connected');
 
+    // What the runtime's log says: one disconnect, each failed attempt's cause, then that it reconnected.
+    const lines = events.map(describeRuntimeEvent);
+    expect(events.filter((e) => e.type === 'disconnected')).toHaveLength(1);
+    const attempts = events.filter((e) => e.type === 'reconnecting').length;
+    const failures = events.filter((e) => e.type === 'error');
+    expect(failures).toHaveLength(attempts - 1);
+    for (const failure of failures) expect(describeRuntimeEvent(failure)).toMatch(/^reconnect failed: .*ECONNREFUSED/);
+    expect(lines.at(-1)).toMatch(
+      new RegExp(`^reconnected after ${attempts} attempts? \\([\\d.]+ s without a connection\\); registered as ${id}$`),
+    );
+
     await client.close();
     await waitFor(async () => (await table.byId(id))?.status === 'deregistered', 'the deregistration');
   }, 60_000);
@@ -222,4 +233,29 @@ describe('token lifetimes on the socket (DESIGN 8)', () => {
     await client.close();
     await waitFor(async () => (await table.byId(id))?.status === 'deregistered', 'the deregistration');
   }, 60_000);
+
+  it('a secret rotated under a running client: each failed renewal names invalid_client (401)', async () => {
+    const operator = { subject: 'test', scopes: new Set<string>(), host: null, claims: {} };
+    const clients = shortApi.app.get(ClientsService);
+    const own = await clients.create(operator, { host, sid: serviceId, envs: ['prod'], scopes: ['portal.r'] });
+    const events: RuntimeClientEvent[] = [];
+    const client = await RuntimeClient.create(
+      options({
+        clientId: own.clientId,
+        clientSecret: own.clientSecret,
+        tokenEndpoint: `${shortApi.url}/oauth2/token`,
+        apiUrl: shortApi.url,
+        controllerUrl: `ws://127.0.0.1:${strictPort}`,
+        instance: { address: '10.3.2.1', port: 9003 },
+        onEvent: (e: RuntimeClientEvent) => events.push(e),
+      }),
+    );
+    await client.register();
+    await clients.rotate(operator, own.clientId, 0);
+    await waitFor(() => events.some((e) => e.type === 'error'), 'a failed renewal', 10_000);
+    expect(describeRuntimeEvent(events.find((e) => e.type === 'error') as RuntimeClientEvent)).toBe(
+      'token renewal failed: token endpoint refused: invalid_client (401)',
+    );
+    await client.close();
+  }, 30_000);
 });
