@@ -9,16 +9,22 @@ const BENCH = import.meta.dirname;
 const ROOT = resolve(BENCH, '..');
 const ALL = ['auth', 'filter', 'peer', 'storm', 'reject', 'token', 'watch', 'batch', 'events', 'config'];
 const args = process.argv.slice(2);
+const USAGE = `usage: npm run bench [-- ${ALL.join('|')} ...] [--smoke] [--profile] [--no-build]`;
+if (args.includes('--help') || args.includes('-h')) {
+  process.stdout.write(
+    `${USAGE}\nBuilds the product, runs each named benchmark (all by default) in its own process and prints one\n` +
+      'table of ratios, also written to bench/results/. --smoke: short runs; --profile: CPU profiles;\n' +
+      '--no-build: use dist/ as it is. Installs bench/ dependencies when missing. docs/performance.md.\n',
+  );
+  process.exit(0);
+}
 const smoke = args.includes('--smoke') || /^(1|true)$/i.test(process.env.BENCH_SMOKE ?? '');
 const flags = args.filter((a) => a.startsWith('--'));
 const unknownFlags = flags.filter((f) => !['--smoke', '--profile', '--no-build'].includes(f));
 const names = args.filter((a) => !a.startsWith('--'));
 const unknown = names.filter((n) => !ALL.includes(n));
 if (unknown.length > 0 || unknownFlags.length > 0) {
-  process.stderr.write(
-    `unknown: ${[...unknown, ...unknownFlags].join(' ')}\n` +
-      `usage: npm run bench [-- ${ALL.join('|')} ...] [--smoke] [--profile] [--no-build]\n`,
-  );
+  process.stderr.write(`unknown: ${[...unknown, ...unknownFlags].join(' ')}\n${USAGE}\n`);
   process.exit(2);
 }
 const selected = names.length > 0 ? names : ALL;

@@ -7,6 +7,7 @@ import { dataSourceOptions, OAuthClientRepository, resolveDatabase, runMigration
 import { flattenValidationErrors, loadSettings, ProblemException, SettingsError } from '#platform';
 import { ClientsService } from '../apps/api/token-issuer/clients.service.js';
 import { CreateClientDto } from '../apps/api/token-issuer/dto/create-client.dto.js';
+import { answerHelp } from './usage.js';
 
 const usage = `usage: npm run client:create -- --id ID --scope "portal.r" [--host H --sid S] [--env E ...] [--description TEXT]
 Registers a client of the built-in token issuer straight in the database and prints its secret once.
@@ -19,9 +20,10 @@ const OPTIONS = {
   sid: { type: 'string' },
   env: { type: 'string', multiple: true },
   description: { type: 'string' },
-  help: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
 } as const;
 
+answerHelp(usage);
 let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: true }>>;
 try {
   parsed = parseArgs({ options: OPTIONS, strict: true });
@@ -30,10 +32,6 @@ try {
   process.exit(2);
 }
 const { values } = parsed;
-if (values.help === true) {
-  process.stdout.write(`${usage}\n`);
-  process.exit(0);
-}
 if (values.id === undefined || values.scope === undefined) {
   process.stderr.write(`client:create: --id and --scope are required\n${usage}\n`);
   process.exit(2);

@@ -10,13 +10,16 @@ import {
   parseImportArgs,
   readImport,
 } from '../apps/api/config-server/config-import.js';
+import { answerHelp } from './usage.js';
+
+/** "1 file", "2 files": the summary line reads as a sentence. */
+function count(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
 
 /** `npm run config:import -- ...`: loads a values.yml and/or a folder of files into one config layer. */
 async function main(argv: readonly string[]): Promise<void> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${IMPORT_USAGE}\n`);
-    return;
-  }
+  answerHelp(IMPORT_USAGE, argv);
   const plan = await parseImportArgs(argv);
   // Everything is read and checked before the database is opened.
   const contents = await readImport(plan);
@@ -30,8 +33,8 @@ async function main(argv: readonly string[]): Promise<void> {
     await runMigrations(dataSource);
     const summary = await importLayer(dataSource, plan, contents);
     const parts = [
-      summary.properties === undefined ? undefined : `${summary.properties} properties`,
-      summary.files === undefined ? undefined : `${summary.files} files of kind ${plan.kind}`,
+      summary.properties === undefined ? undefined : count(summary.properties, 'property', 'properties'),
+      summary.files === undefined ? undefined : `${count(summary.files, 'file')} of kind ${plan.kind}`,
     ].filter((p) => p !== undefined);
     process.stdout.write(`config:import: replaced ${parts.join(' and ')} of layer ${describeLayer(plan.address)}\n`);
   } finally {

@@ -1,11 +1,34 @@
 import 'reflect-metadata';
-import { RuntimeClient } from '#runtime-client';
+import { causeOf, describeRuntimeEvent, RuntimeClient, type RuntimeClientEvent } from '#runtime-client';
+import { answerHelp } from './usage.js';
 
 /**
  * `npm run example:runtime`: a small runtime using libs/runtime-client against `npm start`. Paste the
  * `export CLIENT_ID=... CLIENT_SECRET=...` line npm start printed first. `--once` registers, prints and
  * closes; without it the runtime stays registered until Ctrl-C.
  */
+answerHelp(`usage: npm run example:runtime [-- --once]
+A runtime using libs/runtime-client against npm start: gets a token as the client CLIENT_ID (default
+petstore-dev) with CLIENT_SECRET, prints its configuration, registers 127.0.0.1:9000 with the controller and
+stays registered (reconnecting as needed) until Ctrl-C; --once registers, prints and exits.
+Paste npm start's "export CLIENT_ID=... CLIENT_SECRET=..." line first. Also read: API_URL (default
+http://localhost:8080), CONTROLLER_URL (ws://localhost:8081), RUNTIME_HOST (dev-host), SERVICE_ID (petstore),
+ENV_TAG (dev).`);
+
+/** One line per background event; a refused secret also says what to do about it. */
+function report(event: RuntimeClientEvent): string {
+  const line = `example:runtime: ${describeRuntimeEvent(event)}`;
+  if (event.type === 'error' && /invalid_client/.test(event.error.message)) {
+    return `${line} (CLIENT_SECRET is not this client's secret: paste the export line npm start printed)`;
+  }
+  return line;
+}
+
+function fail(error: unknown): never {
+  process.stderr.write(`example:runtime: ${causeOf(error)}\n`);
+  process.exit(1);
+}
+
 const env = process.env;
 const clientSecret = env.CLIENT_SECRET;
 if (clientSecret === undefined || clientSecret === '') {
@@ -13,6 +36,7 @@ if (clientSecret === undefined || clientSecret === '') {
   process.exit(2);
 }
 const apiUrl = env.API_URL ?? 'http://localhost:8080';
+let registered = false;
 const client = await RuntimeClient.create({
   tokenEndpoint: `${apiUrl}/oauth2/token`,
   clientId: env.CLIENT_ID ?? 'petstore-dev',
@@ -24,14 +48,15 @@ const client = await RuntimeClient.create({
   envTag: env.ENV_TAG ?? 'dev',
   instance: { address: '127.0.0.1', port: 9000, protocol: 'http', version: '1.0.0' },
   onEvent: (event) => {
-    if (event.type !== 'registered') process.stderr.write(`example:runtime: ${event.type}\n`);
+    // The first registration is printed below with the instance id; every later one is a reconnect.
+    if (event.type === 'registered' && !registered) return;
+    process.stderr.write(`${report(event)}\n`);
   },
-}).catch((error: unknown) => {
-  process.stderr.write(`example:runtime: ${(error as Error).message}\n`);
-  process.exit(1);
-});
-process.stdout.write(`config: ${JSON.stringify(await client.config())}\n`);
-process.stdout.write(`runtimeInstanceId: ${await client.register()}\n`);
+}).catch(fail);
+// A failure before the runtime is registered is one line naming its cause, never a stack trace.
+process.stdout.write(`config: ${JSON.stringify(await client.config().catch(fail))}\n`);
+process.stdout.write(`runtimeInstanceId: ${await client.register().catch(fail)}\n`);
+registered = true;
 if (process.argv.includes('--once')) {
   await client.close();
   process.exit(0);

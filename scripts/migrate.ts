@@ -1,6 +1,11 @@
 import 'reflect-metadata';
 import { migrate, resolveDatabase } from '#database';
 import { loadSettings, SettingsError } from '#platform';
+import { answerHelp } from './usage.js';
+
+answerHelp(`usage: npm run migration:run
+Applies the pending migrations to DATABASE_URL, else to the embedded PostgreSQL under BINDERY_DATA_DIR
+(default .data/), and prints their names. npm start and the api (RUN_MIGRATIONS) do this by themselves.`);
 
 /** `npm run migration:run`: applies pending migrations to DATABASE_URL (or the embedded server). */
 try {

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import type { JWTPayload } from 'jose';
 import { loadSettings } from '#platform';
 import { ensureDevKey, signDevToken } from '#token-binding';
+import { answerHelp } from './usage.js';
 
 const usage = `usage: npm run token -- [--sub S] [--client-id C] [--scope "portal.r portal.w"] [--host H] [--sid S] [--env E] [--exp SECONDS]
 Prints a token signed with the dev key (dev mode only). Every claim is optional; exp defaults to 3600 s.`;
@@ -15,9 +16,10 @@ const OPTIONS = {
   sid: { type: 'string' },
   env: { type: 'string' },
   exp: { type: 'string' },
-  help: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
 } as const;
 
+answerHelp(usage);
 let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: true }>>;
 try {
   parsed = parseArgs({ options: OPTIONS, strict: true });
@@ -27,11 +29,6 @@ try {
   process.exit(2);
 }
 const { values } = parsed;
-
-if (values.help === true) {
-  process.stdout.write(`${usage}\n`);
-  process.exit(0);
-}
 const settings = loadSettings();
 if (!settings.devMode) {
   process.stderr.write('token: only in dev mode (JWT_JWKS_URI and JWT_JWKS_FILE unset); ask your issuer for tokens\n');
