@@ -92,7 +92,7 @@ async function checkPorts(settings: Settings): Promise<void> {
 /** Whether a runtime started with the last start's secret keeps working. */
 function clientNote(client: DevClient): string {
   if (client.outcome === 'kept') return 'the same secret as the last start';
-  if (client.outcome === 'created') return 'its secret is kept in .data/ for the next start';
+  if (client.outcome === 'created') return 'its secret is kept in the data dir for the next start';
   return 'a NEW secret: the stored one no longer matched, so runtimes using the old one must be restarted';
 }
 
