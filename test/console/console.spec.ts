@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { Browser, Page } from 'playwright-core';
+import { DataSource } from 'typeorm';
 import { call, listenApi, unique, type ListeningApi } from '../support/api.js';
 import { describeInBrowser, launchChromium, PAGE_TIMEOUT_MS, pageErrors } from '../support/browser.js';
 import { RpcClient, startController, type TestController } from '../support/controller.js';
@@ -78,6 +79,13 @@ describeInBrowser('the operator console in headless Chromium', () => {
     expect(index.body).not.toMatch(/https?:\/\//);
     const module = await call(api, 'GET', '/console/main.js');
     expect(module.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    // The page names its icon, served from the console's files under the same CSP (no 404 in the browser).
+    expect(index.body).toContain('<link rel="icon" href="/console/favicon.svg" type="image/svg+xml" />');
+    const icon = await call(api, 'GET', '/console/favicon.svg');
+    expect(icon.statusCode).toBe(200);
+    expect(icon.headers['content-type']).toBe('image/svg+xml');
+    expect(icon.headers['content-security-policy']).toBe(csp);
+    expect(icon.body).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
     const missing = await call(api, 'GET', '/console/nope.js');
     expect(missing.statusCode).toBe(404);
     expect(missing.headers['content-type']).toContain('application/problem+json');
@@ -265,13 +273,33 @@ describeInBrowser('the operator console in headless Chromium', () => {
       call(api, 'PUT', url, { token: operator, body: { properties } });
     expect((await put(layer(), { 'server.port': 8080, 'server.name': 'base' })).statusCode).toBe(200);
     expect((await put(layer('prod'), { 'server.port': 8443 })).statusCode).toBe(200);
+    const files = (kind: string, content: Record<string, string>) =>
+      call(api, 'PUT', `/config-server/admin/files?host=${host}&serviceId=${serviceId}&envTag=prod&kind=${kind}`, {
+        token: operator,
+        body: { files: content },
+      });
+    const cert = Buffer.alloc(1500, 1).toString('base64');
+    expect((await files('cert', { 'server.crt': cert })).statusCode).toBe(200);
+    expect(
+      (await files('file', { 'logback.xml': Buffer.from('<configuration/>\n').toString('base64') })).statusCode,
+    ).toBe(200);
 
     const page = await signedIn('Config');
     await page.getByLabel('Host', { exact: true }).fill(host);
     await page.getByRole('button', { name: 'List layers' }).click();
+    const summary = page.getByRole('row', { name: new RegExp(`service ${serviceId} · env prod`) });
+    await summary.waitFor();
+    expect(await summary.textContent()).toContain('1 property, 1 cert, 1 file');
     await page.getByRole('button', { name: `Open service ${serviceId} · env prod (host ${host})` }).click();
     const port = page.getByRole('row', { name: /server\.port/ });
     await port.waitFor();
+    // The layer's certs and files by name and size, not only counted.
+    const listing = page.getByRole('table', { name: 'This layer’s certs and files' });
+    expect(await listing.getByRole('row').allTextContents()).toEqual([
+      'KindNameSize',
+      'Certserver.crt1.5 KiB',
+      'Filelogback.xml17 bytes',
+    ]);
     expect(await port.textContent()).toContain('8443');
     expect(await port.textContent()).toContain(`service ${serviceId} · env prod`);
     expect(await page.getByRole('row', { name: /server\.name/ }).textContent()).toContain(
@@ -339,6 +367,57 @@ describeInBrowser('the operator console in headless Chromium', () => {
     expect(await row.textContent()).toContain('ops-alice');
     await screenshot(page, 'events');
     await expectAccessible(page);
+    await page.close();
+  }, 30_000);
+
+  it('shows each event as a line with tag and entity names, asking the api for tag ids the feed never named', async () => {
+    const db = api.app.get(DataSource);
+    const tag = async (tagName: string): Promise<string> => {
+      const created = await call(api, 'POST', '/tags', { token: operator, body: { tagName } });
+      expect(created.statusCode).toBe(201);
+      return created.json<{ tagId: string }>().tagId;
+    };
+    const named = unique('ev-named');
+    const fromApi = unique('ev-api');
+    const gone = unique('ev-gone');
+    const [namedId, apiId, goneId] = [await tag(named), await tag(fromApi), await tag(gone)];
+    const schemaId = unique('evs').replace(/-/g, '').slice(0, 22);
+    const schemaName = unique('pet');
+    const body = { schemaId, schemaName, tagIds: [namedId, apiId, goneId] };
+    expect((await call(api, 'POST', '/schemas', { token: operator, body })).statusCode).toBe(201);
+    expect((await call(api, 'DELETE', `/tags/${goneId}`, { token: operator })).statusCode).toBe(204);
+    // Two tags the feed no longer names (their own events pruned): one still exists, one was deleted.
+    await db.query(`delete from change_event where type like 'tag.%' and data->>'tagId' = any($1)`, [[apiId, goneId]]);
+
+    const page = await signedIn('Events');
+    const errors = pageErrors(page);
+    await page.getByText('Live', { exact: true }).waitFor();
+    const tagged = page.getByRole('row', { name: new RegExp(`Tagged schema “${schemaName}”`) });
+    await tagged.waitFor();
+    await page
+      .getByRole('row', { name: new RegExp(`“${fromApi}”`) })
+      .first()
+      .waitFor();
+    const cells = await tagged.getByRole('cell').allTextContents();
+    expect(cells.slice(2)).toEqual([
+      'entity.tagged',
+      'ops-alice',
+      `Tagged schema “${schemaName}” with ${[namedId, apiId, goneId]
+        .sort()
+        .map((id) => ({ [namedId]: `“${named}”`, [apiId]: `“${fromApi}”`, [goneId]: `tag ${goneId}` })[id])
+        .join(', ')}`,
+    ]);
+    expect(cells[1]).not.toBe('');
+    expect(await page.getByRole('row', { name: new RegExp(`Created schema “${schemaName}”`) }).count()).toBe(1);
+    expect(await page.getByRole('row', { name: new RegExp(`Created tag “${named}”`) }).count()).toBe(1);
+    // The deleted tag's link removal: by id, the entity by the name an earlier event gave.
+    expect(
+      await page.getByRole('row', { name: new RegExp(`Removed tag ${goneId} from schema “${schemaName}”`) }).count(),
+    ).toBe(1);
+    // No raw JSON on the page.
+    expect(await page.getByText('"tagIds"').count()).toBe(0);
+    await expectAccessible(page);
+    expect(errors.filter((e) => !/status of 404/.test(e))).toEqual([]);
     await page.close();
   }, 30_000);
 

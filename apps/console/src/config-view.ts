@@ -1,5 +1,5 @@
 import { query, request } from './api.js';
-import { field, h, replace, table } from './dom.js';
+import { bytes, count, field, h, replace, table } from './dom.js';
 import { loadWithRetry, showFailure, type ViewContext } from './view.js';
 
 type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
@@ -23,8 +23,23 @@ interface Layer extends Address {
   readonly properties: Readonly<Record<string, Json>>;
 }
 
+interface LayerFiles {
+  readonly files: Readonly<Record<string, string>>;
+}
+
 const LIMIT = 200;
 const PROPERTIES = '/config-server/admin/properties';
+const FILES = '/config-server/admin/files';
+const FILE_KINDS = [
+  ['cert', 'Cert'],
+  ['file', 'File'],
+] as const;
+
+/** The decoded size of base64 content, without decoding it. */
+function decodedSize(base64: string): number {
+  const padding = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0;
+  return Math.floor((base64.length * 3) / 4) - padding;
+}
 
 const addressQuery = (address: Address): string =>
   query({
@@ -72,7 +87,11 @@ export function configView(root: HTMLElement, context: ViewContext): void {
       products = body.layers.filter((layer) => layer.productId !== null && layer.envTag === null);
       const rows = body.layers.map((layer) => [
         label(layer),
-        `${layer.properties} properties, ${layer.certs} certs, ${layer.files} files`,
+        [
+          count(layer.properties, 'property', 'properties'),
+          count(layer.certs, 'cert'),
+          count(layer.files, 'file'),
+        ].join(', '),
         String(layer.aggregateVersion),
         h('button', { type: 'button', onclick: () => void open(layer), 'aria-label': `Open ${label(layer)}` }, 'Open'),
       ]);
@@ -87,11 +106,20 @@ export function configView(root: HTMLElement, context: ViewContext): void {
   async function open(address: Address, product?: Address): Promise<void> {
     try {
       const stack = stackOf(address, product);
-      const layers = await Promise.all(
-        stack.map((layer) =>
-          request<Layer>(identity.token, 'GET', `${PROPERTIES}${addressQuery(layer)}`, { signal: context.signal }),
+      const [layers, files] = await Promise.all([
+        Promise.all(
+          stack.map((layer) =>
+            request<Layer>(identity.token, 'GET', `${PROPERTIES}${addressQuery(layer)}`, { signal: context.signal }),
+          ),
         ),
-      );
+        Promise.all(
+          FILE_KINDS.map(([kind]) =>
+            request<LayerFiles>(identity.token, 'GET', `${FILES}${addressQuery(address)}&kind=${kind}`, {
+              signal: context.signal,
+            }),
+          ),
+        ),
+      ]);
       const merged = new Map<string, { value: Json; from: string }>();
       layers.forEach((layer, index) => {
         for (const [key, value] of Object.entries(layer.body.properties))
@@ -133,10 +161,23 @@ export function configView(root: HTMLElement, context: ViewContext): void {
               }),
             ),
       );
+      detail.append(fileList(files.map((response) => response.body)));
       if (own !== undefined) detail.append(editor(address, own.body, own.etag));
     } catch (error) {
       showFailure(context, errors, error);
     }
+  }
+
+  /** The layer's own certs and files by name and size (their content is for runtimes, not this page). */
+  function fileList(kinds: readonly LayerFiles[]): HTMLElement {
+    const rows = kinds.flatMap((listing, index) =>
+      Object.entries(listing.files)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([name, content]) => [FILE_KINDS[index]?.[1] ?? '', h('code', {}, name), bytes(decodedSize(content))]),
+    );
+    return rows.length === 0
+      ? h('p', {}, 'No certs or files in this layer.')
+      : table('This layer’s certs and files', ['Kind', 'Name', 'Size'], rows);
   }
 
   /** The layer's own properties as JSON, saved with the version it was read at: a stale save gets 412 in words. */

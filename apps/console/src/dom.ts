@@ -43,6 +43,17 @@ export function errorBox(message: string): HTMLElement {
   return h('p', { class: 'error', role: 'alert' }, message);
 }
 
+/** "1 cert", "2 certs": counts read as words. */
+export function count(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** A byte size in the unit a person reads at a glance. */
+export function bytes(n: number): string {
+  if (n < 1024) return count(n, 'byte');
+  return n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
 export function time(iso: string | null): string {
   if (iso === null) return '—';
   const date = new Date(iso);

@@ -1,14 +1,7 @@
 import { ApiError, ConnectionLost, query, request } from './api.js';
 import { h, replace, table, time } from './dom.js';
+import { EventNames, type ChangeEvent } from './event-names.js';
 import { showFailure, type ViewContext } from './view.js';
-
-interface ChangeEvent {
-  readonly seq: number;
-  readonly type: string;
-  readonly at: string;
-  readonly actor: string | null;
-  readonly data: Readonly<Record<string, unknown>>;
-}
 
 interface EventPage {
   readonly events: readonly ChangeEvent[];
@@ -26,6 +19,7 @@ export function eventsView(root: HTMLElement, context: ViewContext): void {
   const errors = h('div', { class: 'errors' });
   const list = h('div', { class: 'list' });
   let shown: ChangeEvent[] = [];
+  const names = new EventNames(context.identity.token, context.signal);
   replace(
     root,
     h('h1', {}, 'Events'),
@@ -38,22 +32,27 @@ export function eventsView(root: HTMLElement, context: ViewContext): void {
     const rows = shown.map((event) => [
       String(event.seq),
       time(event.at),
-      event.type,
+      h('code', {}, event.type),
       event.actor ?? '—',
-      h('code', {}, JSON.stringify(event.data)),
+      names.describe(event),
     ]);
     replace(
       list,
       shown.length === 0
         ? h('p', {}, 'No events yet.')
-        : table(`The latest ${shown.length} events`, ['Seq', 'At', 'Type', 'Actor', 'Data'], rows),
+        : table(`The latest ${shown.length} events`, ['Seq', 'At', 'Type', 'Actor', 'Change'], rows),
     );
   };
 
   const add = (events: readonly ChangeEvent[]): void => {
     if (events.length === 0) return;
+    names.learn(events);
     shown = [...[...events].reverse(), ...shown].slice(0, SHOWN);
     render();
+    // Shown at once with the names known; once the api has named the other tag ids, shown again.
+    void names.resolve(shown).then(() => {
+      if (!context.signal.aborted) render();
+    });
   };
 
   const read = (after: number | undefined, parameters: Record<string, number>): Promise<EventPage> =>
