@@ -15,7 +15,7 @@ function newestInput() {
     const info = statSync(path);
     if (info.isDirectory()) {
       for (const name of readdirSync(path)) visit(join(path, name));
-    } else if (/\.(ts|json|html|css)$/.test(path)) {
+    } else if (/\.(ts|json|html|css|svg)$/.test(path)) {
       newest = Math.max(newest, info.mtimeMs);
     }
   };
