@@ -12,7 +12,7 @@ try {
   const settings = loadSettings();
   const database = await resolveDatabase(settings);
   try {
-    const applied = await migrate(database.url);
+    const applied = await migrate(settings.databaseSessionUrl ?? database.url);
     process.stdout.write(applied.length === 0 ? 'no pending migrations\n' : `applied: ${applied.join(', ')}\n`);
   } finally {
     await database.stop();

@@ -24,6 +24,7 @@ export class ApiModule {
         PlatformModule.forRoot(options),
         DatabaseModule.forRoot({
           url: options.databaseUrl,
+          sessionUrl: options.settings.databaseSessionUrl ?? options.databaseUrl,
           runMigrations: options.settings.runMigrations,
           poolSize: options.settings.dbPoolSize,
           statementTimeoutMs: options.settings.dbStatementTimeoutMs,

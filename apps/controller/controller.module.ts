@@ -19,6 +19,7 @@ export class ControllerModule {
         // The api owns the schema: the controller never applies migrations.
         DatabaseModule.forRoot({
           url: options.databaseUrl,
+          sessionUrl: options.settings.databaseSessionUrl ?? options.databaseUrl,
           runMigrations: false,
           poolSize: options.settings.dbPoolSize,
           statementTimeoutMs: options.settings.dbStatementTimeoutMs,

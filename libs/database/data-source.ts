@@ -6,10 +6,12 @@ import { ObservingTypeOrmLogger, type SqlErrorSink } from './query-observer.js';
 
 export interface DatabaseOptions {
   readonly url: string;
+  /** A direct connection when `url` is a transaction pooler (DESIGN 15); unset or equal: `url` keeps sessions. */
+  readonly sessionUrl?: string;
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own entity list type
   readonly entities?: MixedList<Function | string | EntitySchema>;
   readonly poolSize?: number;
-  /** Server-side `statement_timeout` of every pooled connection; 0 or unset: none. */
+  /** Server-side `statement_timeout` of every pooled connection; 0 or unset: none. Behind a pooler, the pooler's. */
   readonly statementTimeoutMs?: number;
   readonly applicationName?: string;
   readonly sink?: SqlErrorSink;
@@ -32,7 +34,10 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
     applicationName: options.applicationName ?? 'bindery',
     extra: {
       // Sent in each connection's start-up packet, so every pooled connection has it from its first query.
-      ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+      // PgBouncer refuses that parameter: behind it the pooler's server connections carry the timeout.
+      ...(options.statementTimeoutMs && !behindPooler(options)
+        ? { statement_timeout: options.statementTimeoutMs }
+        : {}),
       // An unreachable server fails a request within seconds (503) instead of queueing it for ever.
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     },
@@ -41,27 +46,34 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
 
 const CONNECT_TIMEOUT_MS = 5000;
 
+/** True when `url` is a transaction pooler: it keeps no session, so sessions go to `sessionUrl`. */
+export function behindPooler(options: Pick<DatabaseOptions, 'url' | 'sessionUrl'>): boolean {
+  return options.sessionUrl !== undefined && options.sessionUrl !== options.url;
+}
+
 // Any fixed number works; both processes and the CLI must use the same one.
 const MIGRATION_LOCK_KEY = 7_243_001;
 
 /**
- * Applies pending migrations under a session advisory lock, so replicas starting together (or
- * parallel test workers) apply each migration exactly once. They run on the connection that holds the
- * lock, with `statement_timeout` off for that session: a long index build is no reason to fail.
+ * Applies pending migrations in one transaction under a transaction advisory lock, so replicas starting
+ * together (or parallel test workers) apply each migration exactly once, and with `statement_timeout` off
+ * for that transaction only (`SET LOCAL`): a long index build is no reason to fail. Nothing outlives the
+ * transaction, so it is correct through a transaction pooler too; a failed migration applies none.
  */
 export async function runMigrations(dataSource: DataSource): Promise<string[]> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
-    await runner.query('set statement_timeout = 0');
-    await runner.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await runner.startTransaction();
+    await runner.query('set local statement_timeout = 0');
+    await runner.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
     const executor = new MigrationExecutor(dataSource, runner);
-    executor.transaction = 'each';
+    executor.transaction = 'all';
     const applied = await executor.executePendingMigrations();
+    await runner.commitTransaction();
     return applied.map((m) => m.name);
   } finally {
-    await runner.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
-    await runner.query('reset statement_timeout').catch(() => undefined);
+    if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
     await runner.release();
   }
 }

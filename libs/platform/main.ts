@@ -1,4 +1,7 @@
 import { Logger, type INestApplication } from '@nestjs/common';
+import type { Logger as Pino } from 'pino';
+import { AppLogger } from './app-logger.js';
+import { createRootLogger } from './logging.js';
 import { loadSettings, SettingsError, type Settings } from './settings.js';
 
 /** DESIGN 9: the one start-up line that says a process runs in dev mode (as `docker compose up` does by default). */
@@ -22,12 +25,14 @@ export function runMain(name: string, start: (settings: Settings) => Promise<Sta
   try {
     settings = loadSettings();
   } catch (error) {
-    if (error instanceof SettingsError) {
-      process.stderr.write(`${name}: ${error.message}\n`);
-      process.exit(1);
-    }
+    if (error instanceof SettingsError) exitWith(createRootLogger('info', false), name, error.message);
     throw error;
   }
+  const root = createRootLogger(settings.logLevel, settings.trustProxy);
+  // Every line from the first is JSON (DESIGN 9): Nest's own lines before the app sets its logger (a failed
+  // connect at start, a provider that throws) would otherwise be coloured text with a raw stack.
+  Logger.overrideLogger(new AppLogger(root));
+  process.on('uncaughtException', (error) => exitWith(root, name, 'uncaught exception', error));
   start(settings)
     .then(({ app, cleanup }) => {
       // Here, once per process, whichever way it was started (npm start, compose, by hand).
@@ -36,31 +41,29 @@ export function runMain(name: string, start: (settings: Settings) => Promise<Sta
       const stop = (signal: NodeJS.Signals): void => {
         if (stopping) {
           // A second signal means "now": nothing waits for the first shutdown to finish.
-          process.stderr.write(`${name}: ${signal} again, exiting without waiting\n`);
-          process.exit(1);
+          exitWith(root, name, `${signal} again, exiting without waiting`);
         }
         stopping = true;
         // However shutdown goes, the process ends: a request stuck in the database cannot hold it open.
         setTimeout(() => {
-          process.stderr.write(`${name}: shutdown took longer than ${settings.shutdownTimeoutMs} ms, exiting\n`);
-          process.exit(1);
+          exitWith(root, name, `shutdown took longer than ${settings.shutdownTimeoutMs} ms, exiting`);
         }, settings.shutdownTimeoutMs).unref();
         app
           .close()
           .then(() => cleanup?.())
           .then(
             () => process.exit(0),
-            (error: unknown) => {
-              process.stderr.write(`${name}: error during shutdown: ${(error as Error).message}\n`);
-              process.exit(1);
-            },
+            (error: unknown) => exitWith(root, name, `error during shutdown: ${(error as Error).message}`, error),
           );
       };
       process.on('SIGTERM', stop);
       process.on('SIGINT', stop);
     })
-    .catch((error: unknown) => {
-      process.stderr.write(`${name}: failed to start: ${(error as Error).message}\n`);
-      process.exit(1);
-    });
+    .catch((error: unknown) => exitWith(root, name, `failed to start: ${(error as Error).message}`, error));
+}
+
+/** The process's last line, JSON like every other (flushed at exit), then exit 1. */
+function exitWith(root: Pino, name: string, message: string, error?: unknown): never {
+  root.fatal({ context: name, ...(error === undefined ? {} : { err: error }) }, `${name}: ${message}`);
+  process.exit(1);
 }

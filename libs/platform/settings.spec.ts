@@ -23,6 +23,17 @@ describe('loadSettings', () => {
     });
   });
 
+  it('uses DATABASE_SESSION_URL for sessions, DATABASE_URL when it is unset (DESIGN 15)', () => {
+    const pooled = 'postgres://u@pgbouncer:6432/bindery';
+    expect(loadSettings({ DATABASE_URL: pooled }).databaseSessionUrl).toBe(pooled);
+    const direct = 'postgres://u@haproxy:5000/bindery';
+    expect(loadSettings({ DATABASE_URL: pooled, DATABASE_SESSION_URL: direct })).toMatchObject({
+      databaseUrl: pooled,
+      databaseSessionUrl: direct,
+    });
+    expect(loadSettings({}).databaseSessionUrl).toBeUndefined();
+  });
+
   it('leaves dev mode when a key source is set, and then needs an issuer and a host id', () => {
     expect(() => loadSettings({ JWT_JWKS_FILE: '/k.json' })).toThrow('Invalid setting JWT_ISSUER');
     expect(() => loadSettings({ JWT_JWKS_FILE: '/k.json', JWT_ISSUER: 'i' })).toThrow(
@@ -37,6 +48,8 @@ describe('loadSettings', () => {
     [{ CONTROLLER_PORT: '70000' }, 'CONTROLLER_PORT'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'postgres://h/db', DATABASE_SESSION_URL: 'mysql://x' }, 'DATABASE_SESSION_URL'],
+    [{ DATABASE_SESSION_URL: 'postgres://h/db' }, 'DATABASE_SESSION_URL'],
     [{ JWT_JWKS_URI: 'ftp://x' }, 'JWT_JWKS_URI'],
     [
       { JWT_JWKS_URI: 'https://a/jwks', JWT_JWKS_FILE: '/k.json', JWT_ISSUER: 'i', CONTROLLER_HOST_ID: 'h' },

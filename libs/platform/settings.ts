@@ -27,6 +27,8 @@ export interface Settings {
   readonly devMode: boolean;
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
+  /** A connection of its own (LISTEN, session advisory locks, migrations) when DATABASE_URL is a pooler (DESIGN 15). */
+  readonly databaseSessionUrl: string | undefined;
   /** Port of the embedded PostgreSQL used when DATABASE_URL is unset. */
   readonly embeddedPostgresPort: number;
   readonly apiPort: number;
@@ -121,6 +123,15 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new SettingsError(name, `must be true or false (got "${env[name]}")`);
+}
+
+/** DATABASE_SESSION_URL, else DATABASE_URL; alone it would point sessions elsewhere than the embedded server. */
+function databaseSessionUrl(env: Env): string | undefined {
+  const session = url(env, 'DATABASE_SESSION_URL', ['postgres:', 'postgresql:']);
+  const pooled = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  if (session !== undefined && pooled === undefined)
+    throw new SettingsError('DATABASE_SESSION_URL', 'needs DATABASE_URL');
+  return session ?? pooled;
 }
 
 function url(env: Env, name: string, protocols: readonly string[]): string | undefined {
@@ -247,6 +258,7 @@ export function loadSettings(env: Env = process.env): Settings {
     devMode,
     dataDir: resolve(text(env, 'BINDERY_DATA_DIR') ?? '.data'),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseSessionUrl: databaseSessionUrl(env),
     embeddedPostgresPort: port(env, 'EMBEDDED_POSTGRES_PORT', 54329),
     apiPort,
     controllerPort: port(env, 'CONTROLLER_PORT', 8081),

@@ -90,13 +90,15 @@ describe('npm start (dist/scripts/dev.js) with the embedded PostgreSQL', () => {
   it('refuses a bad setting with one line naming the variable', async () => {
     const api = run('apps/api/main.js', [], { ...env, API_PORT: 'eighty' });
     expect(await api.exit()).toBe(1);
-    expect(api.output().trim()).toBe(
-      'api: Invalid setting API_PORT: must be an integer from 0 to 65535 (got "eighty")',
-    );
+    // One JSON log line, like every line a process writes (DESIGN 9).
+    expect(JSON.parse(api.output().trim())).toMatchObject({
+      level: 60,
+      msg: 'api: Invalid setting API_PORT: must be an integer from 0 to 65535 (got "eighty")',
+    });
     const controller = run('apps/controller/main.js', [], { ...env, NODE_ENV: 'production' });
     expect(await controller.exit()).toBe(1);
     expect(controller.output().trim().split('\n')).toHaveLength(1);
-    expect(controller.output()).toContain('Invalid setting JWT_JWKS_URI');
+    expect(JSON.parse(controller.output()).msg).toContain('Invalid setting JWT_JWKS_URI');
   });
 
   it('npm run token refuses outside dev mode', async () => {

@@ -26,6 +26,7 @@ export function testSettings(env: Record<string, string> = {}): Settings {
   return loadSettings({
     NODE_ENV: 'test',
     DATABASE_URL: process.env.DATABASE_URL,
+    DATABASE_SESSION_URL: process.env.DATABASE_SESSION_URL,
     JWT_JWKS_FILE: writeJwksFile(),
     JWT_ISSUER: ISSUER,
     CONTROLLER_HOST_ID: 'h-ctl',

@@ -43,7 +43,7 @@ const logs = new LogCapture();
  */
 export async function startController(env: Record<string, string> = {}): Promise<TestController> {
   const url = databaseUrl();
-  await migrate(url);
+  await migrate(process.env.DATABASE_SESSION_URL || url);
   const hostId = env.CONTROLLER_HOST_ID ?? unique('ctl');
   const settings = testSettings({ CONTROLLER_HOST_ID: hostId, ...env });
   const app = await createControllerApp({ settings, databaseUrl: url, logStream: logs });

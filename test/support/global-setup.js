@@ -66,6 +66,12 @@ export default async function globalSetup() {
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
   process.env.DATABASE_URL = url.toString();
+  // CI's PgBouncer run: DATABASE_URL is the pooler, DATABASE_SESSION_URL the same server direct (DESIGN 15).
+  if (process.env.DATABASE_SESSION_URL) {
+    const session = new URL(process.env.DATABASE_SESSION_URL);
+    session.pathname = `/${database}`;
+    process.env.DATABASE_SESSION_URL = session.toString();
+  }
   process.stdout.write(`\ntests use ${embedded ? 'an embedded PostgreSQL' : 'DATABASE_URL'}: database ${database}\n`);
 
   globalThis.__binderyTeardown = async () => {
