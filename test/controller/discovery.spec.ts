@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { RegistryMetrics } from '../../apps/controller/registry/registry-metrics.js';
 import { unique } from '../support/api.js';
 import {
   changesOf,
@@ -146,7 +147,7 @@ describe('discovery/subscribe', () => {
     await owner.close();
     await stranger.close();
     await controller.quiesce();
-    expect(controller.gateway.subscriptions()).toBe(0);
+    expect(controller.app.get(RegistryMetrics).subscriptions()).toBe(0);
   });
 
   it('bad params are -32602', async () => {

@@ -5,7 +5,9 @@ import pg from 'pg';
 import WebSocket, { type RawData } from 'ws';
 import { migrate, queryObserver } from '#database';
 import { createControllerApp } from '../../apps/controller/app.js';
+import { PendingWrites } from '../../apps/controller/registry/pending-writes.js';
 import { RegistryGateway } from '../../apps/controller/registry/registry.gateway.js';
+import { RegistryMetrics } from '../../apps/controller/registry/registry-metrics.js';
 import { LogCapture, testSettings, unique } from './api.js';
 
 export const WS_PATH = '/ws/microservice';
@@ -60,10 +62,10 @@ export async function startController(env: Record<string, string> = {}): Promise
     async quiesce() {
       const wsUrl = `ws://127.0.0.1:${port}${WS_PATH}`;
       await waitFor(
-        () => gateway.openConnections() === RpcClient.openTo(wsUrl),
+        () => app.get(RegistryMetrics).openConnections() === RpcClient.openTo(wsUrl),
         'the server to see the same open sockets as the clients',
       );
-      await gateway.settled();
+      await app.get(PendingWrites).settled();
     },
     close: () => app.close(),
   };

@@ -4,6 +4,9 @@ import type { WebSocket } from 'ws';
 import type { Principal } from '#token-binding';
 import { JSONRPC_ERRORS, JsonRpcError } from '../jsonrpc/jsonrpc.js';
 
+/** The log context of every line about registry sockets, whichever collaborator writes it. */
+export const REGISTRY_LOG_CONTEXT = 'RegistryGateway';
+
 /** A token this process verified and the principal its verification returned: claims are read there, not re-decoded. */
 export interface VerifiedToken {
   readonly token: string;
