@@ -1,6 +1,7 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { PROBLEM_CONTENT_TYPE, titleFor, type Problem } from '#platform';
+import { BEARER_REALM } from '#token-binding';
 
 /**
  * Answers an HTTP upgrade request that is not upgraded, as problem+json like every HTTP error (DESIGN 3 and
@@ -38,16 +39,13 @@ export function refuseUpgrade(
   socket.end(request.method === 'HEAD' ? head : head + body);
 }
 
-/** The bearer challenge (RFC 6750 3), the same realm as the api's HTTP 401s. */
-const REALM = 'Bearer realm="bindery"';
-
 /** Seconds a client refused with 503 is asked to wait (DESIGN 2: `Retry-After` on the 503). */
 const RETRY_AFTER_SEC = 5;
 
 /** 401 for an upgrade whose bearer credential is malformed or fails verification (DESIGN 8). */
 export function refuseInvalidToken(request: IncomingMessage): void {
   refuseUpgrade(request, request.socket, 401, 'The bearer token is invalid', {
-    'WWW-Authenticate': `${REALM}, error="invalid_token"`,
+    'WWW-Authenticate': `${BEARER_REALM}, error="invalid_token"`,
   });
 }
 
