@@ -52,6 +52,11 @@ export class ControlSession implements OnApplicationShutdown {
     return this.client !== undefined;
   }
 
+  /** Connects now when the session is down (its `onReconnect` handlers run first); fails like `query`. */
+  async ensureConnected(): Promise<void> {
+    if (this.client === undefined) await this.connect();
+  }
+
   /** A statement on this session; fails at once (no queueing for ever) when it cannot connect. */
   async query<T>(sql: string, parameters: unknown[] = []): Promise<{ rows: T[]; rowCount: number }> {
     const client = this.client ?? (await this.connect());

@@ -35,7 +35,7 @@ describe('every line a process writes is a JSON log line, from its first (DESIGN
       const lines = jsonLines(spawned.output());
       expect(lines.length).toBeGreaterThan(1);
       expect(lines.some((line) => /ECONNREFUSED/.test(JSON.stringify(line.err ?? '')))).toBe(true);
-      expect(lines.at(-1)).toMatchObject({ level: expect.any(Number) as number });
+      expect(typeof lines.at(-1)?.level).toBe('number');
     },
     90_000,
   );

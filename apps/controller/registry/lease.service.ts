@@ -13,7 +13,9 @@ const PG_UNDEFINED_TABLE = '42P01';
  * This controller replica's lease (DESIGN 8.1), judged by the database's clock: renewed every quarter of
  * REGISTRY_LEASE_MS and valid for half of it, so one late renewal is tolerated and a dead replica is
  * reaped within three quarters. A replica reaps others only after holding its own lease without a gap
- * for a whole REGISTRY_LEASE_MS: after a database outage every survivor renews before anyone reaps.
+ * for a whole REGISTRY_LEASE_MS: after a database outage every survivor renews before anyone reaps. A
+ * renewal on a new session (a restart or a failover to a new primary, whose clock then judges) starts a new
+ * hold, so no survivor reaps one that is still reconnecting (DESIGN 15).
  */
 @Injectable()
 export class LeaseService implements OnModuleInit, OnApplicationBootstrap {

@@ -8,10 +8,11 @@ const TAKE = `
   insert into controller_lease (controller_id, host_id, held_since_ts, renewed_ts, expires_ts)
   values ($1, $2, now(), now(), now() + $3 * interval '1 millisecond')`;
 
-// A renewal after the lease had lapsed (a database outage, a frozen process) starts a new unbroken run.
+// A renewal after the lease had lapsed (a database outage, a frozen process) starts a new unbroken run; so
+// does the first on a new session ($3): it may be a failed-over primary, whose clock now judges every lease.
 const RENEW = `
   update controller_lease set
-    held_since_ts = case when expires_ts < now() then now() else held_since_ts end,
+    held_since_ts = case when expires_ts < now() or $3::boolean then now() else held_since_ts end,
     renewed_ts = now(),
     expires_ts = now() + $2 * interval '1 millisecond'
   where controller_id = $1
@@ -68,7 +69,15 @@ export interface Reaped {
  */
 @Injectable()
 export class ControllerLeaseRepository {
-  constructor(@Inject(ControlSession) private readonly session: ControlSession) {}
+  /** The session was lost and came back since the last renewal (a restart or a failover, DESIGN 15). */
+  private newSession = false;
+
+  constructor(@Inject(ControlSession) private readonly session: ControlSession) {
+    // Others may not have renewed on the new primary yet: no reaping before a whole lease held there.
+    session.onReconnect(() => {
+      this.newSession = true;
+    });
+  }
 
   async take(controllerId: string, hostId: string, ttlMs: number): Promise<void> {
     await this.session.query(TAKE, [controllerId, hostId, ttlMs]);
@@ -76,8 +85,17 @@ export class ControllerLeaseRepository {
 
   /** Extends the lease; answers for how long (ms) it has been held without a gap, or null when it was reaped. */
   async renew(controllerId: string, ttlMs: number): Promise<number | null> {
-    const { rows } = await this.session.query<{ held_ms: string }>(RENEW, [controllerId, ttlMs]);
-    return rows[0] === undefined ? null : Number(rows[0].held_ms);
+    // Reconnected first, so a renewal that brings the session back knows it is a new one.
+    await this.session.ensureConnected();
+    const restart = this.newSession;
+    this.newSession = false;
+    try {
+      const { rows } = await this.session.query<{ held_ms: string }>(RENEW, [controllerId, ttlMs, restart]);
+      return rows[0] === undefined ? null : Number(rows[0].held_ms);
+    } catch (error) {
+      this.newSession ||= restart;
+      throw error;
+    }
   }
 
   /** Removes expired leases of other replicas and disconnects their instances. */
