@@ -222,7 +222,7 @@ const lingering = new WeakSet<Duplex>();
  * Closing at once with unread input makes the kernel reset the connection, and the reset can discard the
  * answer before the client has read it (the fuzzer saw a 413 lost that way).
  */
-function lingeringEnd(socket: Duplex, data?: string): void {
+export function lingeringEnd(socket: Duplex, data?: string): void {
   if (lingering.has(socket)) return;
   lingering.add(socket);
   socket.end(data);

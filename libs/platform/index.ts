@@ -1,5 +1,5 @@
 export { HealthController } from './health.controller.js';
-export { BODY_LIMIT_BYTES, createHttpApp, type HttpAppOptions } from './http-app.js';
+export { BODY_LIMIT_BYTES, createHttpApp, lingeringEnd, type HttpAppOptions } from './http-app.js';
 export { AppLogger, logRequests } from './app-logger.js';
 export { clientAddress, createRootLogger, REDACTED_PATHS, requestId, safeError } from './logging.js';
 export { PlatformModule, SETTINGS, type PlatformOptions } from './platform.module.js';

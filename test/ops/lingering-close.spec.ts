@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { connect } from 'node:net';
 import { migrate } from '#database';
 import { freePort, startBuilt, type Spawned } from '../support/processes.js';
+import { statusLineOf } from '../support/raw-http.js';
 
 // DESIGN 3: every refusal reaches its client, also when the client is still sending a body the server will
 // never read. The built processes, as operators run them: the timing that loses an answer is theirs.
@@ -28,21 +28,6 @@ afterAll(() => {
   controller?.child.kill('SIGKILL');
 });
 
-/** Sends the whole request at once and resolves with the status line it got, or how it failed. */
-function send(port: number, text: string): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(text));
-    let answer = '';
-    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
-    socket.on('close', () => resolve(/HTTP\/1\.1 [2-5]\d\d [^\r]*/.exec(answer)?.[0] ?? 'closed without an answer'));
-    // A reset while writing (EPIPE, ECONNRESET): whatever was read before it is all the client gets.
-    socket.on('error', (error: NodeJS.ErrnoException) => {
-      socket.destroy();
-      resolve(/HTTP\/1\.1 [2-5]\d\d [^\r]*/.exec(answer)?.[0] ?? `${error.code ?? 'error'} without an answer`);
-    });
-  });
-}
-
 describe('an early refusal of a request with a large body arrives before the connection closes', () => {
   it.each([
     [
@@ -66,7 +51,7 @@ describe('an early refusal of a request with a large body arrives before the con
   ])('%s', async (_, request, expected) => {
     for (const target of ['api', 'controller'] as const) {
       const answers: string[] = [];
-      for (let i = 0; i < RUNS; i++) answers.push(await send(ports[target], request));
+      for (let i = 0; i < RUNS; i++) answers.push(await statusLineOf(ports[target], request));
       expect([target, answers]).toEqual([target, answers.map(() => expected)]);
     }
   });

@@ -1,6 +1,6 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { PROBLEM_CONTENT_TYPE, titleFor, type Problem } from '#platform';
+import { lingeringEnd, PROBLEM_CONTENT_TYPE, titleFor, type Problem } from '#platform';
 import { BEARER_REALM } from '#token-binding';
 
 /**
@@ -33,10 +33,9 @@ export function refuseUpgrade(
       .map(([name, value]) => `${name}: ${value}`)
       .join('\r\n') +
     '\r\n\r\n';
-  // Destroyed once written: the client may still be sending (the socket was never an HTTP keep-alive one).
-  socket.once('finish', () => socket.destroy());
+  // Lingering close: the client may still be sending, and closing on unread input resets the answer away.
   // HEAD answers like GET without a body (DESIGN 3).
-  socket.end(request.method === 'HEAD' ? head : head + body);
+  lingeringEnd(socket, request.method === 'HEAD' ? head : head + body);
 }
 
 /** Seconds a client refused with 503 is asked to wait (DESIGN 2: `Retry-After` on the 503). */
