@@ -74,7 +74,7 @@ export class RegistryConnection {
   }
 }
 
-/** The open sockets of this controller process and their state, shared by the gateway and the token guard. */
+/** The open sockets of this process and their state, shared by the gateway, its collaborators and the token guard. */
 @Injectable()
 export class Connections extends Map<WebSocket, RegistryConnection> {
   /** Set at shutdown: no call is served any more. */
