@@ -9,6 +9,7 @@ export const CHANGE_EVENT_TYPES = [
   'entity.deleted',
   'entity.tagged',
   'entity.untagged',
+  'config.changed',
 ] as const;
 export type ChangeEventType = (typeof CHANGE_EVENT_TYPES)[number];
 
@@ -34,7 +35,7 @@ export class ChangeEvent {
   actor!: string | null;
 
   /** The changed resource's host: the feed shows an event to the callers who may see that resource. */
-  @Column({ name: 'host_id', type: 'varchar', length: 22, nullable: true })
+  @Column({ name: 'host_id', type: 'varchar', length: 128, nullable: true })
   hostId!: string | null;
 
   @Column({ name: 'data', type: 'jsonb' })

@@ -1,6 +1,7 @@
 import { ChangeEvent } from './change-event.entity.js';
 import { ConfigFile } from './config-file.entity.js';
 import { ConfigLayer } from './config-layer.entity.js';
+import { ConfigLayerVersion } from './config-layer-version.entity.js';
 import { ConfigProperty } from './config-property.entity.js';
 import { ControllerLease } from './controller-lease.entity.js';
 import { DocumentEntity } from './document.entity.js';
@@ -15,6 +16,7 @@ export {
   ChangeEvent,
   ConfigFile,
   ConfigLayer,
+  ConfigLayerVersion,
   ConfigProperty,
   ControllerLease,
   DocumentEntity,
@@ -47,6 +49,7 @@ export const ENTITIES = [
   ConfigLayer,
   ConfigProperty,
   ConfigFile,
+  ConfigLayerVersion,
   RuntimeInstance,
   ControllerLease,
   OAuthClient,

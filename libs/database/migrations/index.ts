@@ -11,6 +11,7 @@ import { ChangeEventNotifyAfterCommit1763700009000 } from './1763700009000-chang
 import { ConfigLayerVersion1763700010000 } from './1763700010000-config-layer-version.js';
 import { TagCount1763700011000 } from './1763700011000-tag-count.js';
 import { ChangeEventTagHosts1763700012000 } from './1763700012000-change-event-tag-hosts.js';
+import { ConfigHistory1763700013000 } from './1763700013000-config-history.js';
 
 /** Every migration, oldest first; add new ones at the end. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   ConfigLayerVersion1763700010000,
   TagCount1763700011000,
   ChangeEventTagHosts1763700012000,
+  ConfigHistory1763700013000,
 ];
