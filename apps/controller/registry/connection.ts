@@ -13,6 +13,14 @@ export interface VerifiedToken {
   readonly principal: Principal;
 }
 
+/** What a registration says about the config it reads: the layers that feed it (DESIGN 14 push). */
+export interface ConfigBinding {
+  readonly serviceId: string;
+  readonly envTag: string | null;
+  readonly productId: string | null;
+  readonly productVersion: string | null;
+}
+
 /**
  * What the controller knows about one WebSocket: the token it may act with, the instances it
  * registered (its close disconnects them; only it may deregister them) and its liveness.
@@ -21,6 +29,8 @@ export class RegistryConnection {
   /** Stored with each instance it registers, so a stale socket's close never touches a newer registration. */
   readonly id = randomUUID();
   readonly instances = new Set<string>();
+  /** Each registration's config binding, by instance id: `config/changed` goes to sockets one of them matches. */
+  readonly bindings = new Map<string, ConfigBinding>();
   /** Its `discovery/subscribe` subscriptions; they end with the socket. */
   readonly subscriptions = new Set<string>();
   /** Answered the last ping (or sent anything) since the previous liveness tick. */

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ChangeNotifier } from './change-notifier.js';
+import { ConfigPush } from './config-push.js';
 import { Connections } from './connection.js';
 import { DiscoveryService } from './discovery.service.js';
 import { InstancesController } from './instances.controller.js';
@@ -15,7 +16,7 @@ import { RegistryShutdown } from './shutdown.js';
 import { TokenExpiry } from './token-expiry.js';
 import { UpgradeAuth } from './upgrade-auth.js';
 
-/** Runtime registration over WebSocket, discovery and the operators' instance list. */
+/** Runtime registration over WebSocket, discovery, config push and the operators' instance list. */
 @Module({
   controllers: [InstancesController],
   providers: [
@@ -31,6 +32,7 @@ import { UpgradeAuth } from './upgrade-auth.js';
     TokenExpiry,
     SessionRefresh,
     ChangeNotifier,
+    ConfigPush,
     RegistryMetrics,
     RegistryShutdown,
   ],

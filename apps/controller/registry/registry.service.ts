@@ -73,10 +73,22 @@ export class RegistryService {
       connectionId: connection.id,
     });
     connection.instances.add(runtimeInstanceId);
+    connection.bindings.set(runtimeInstanceId, {
+      serviceId: params.serviceId,
+      envTag,
+      productId: params.productId ?? null,
+      productVersion: params.productVersion ?? null,
+    });
     // The socket may have closed while the upsert ran: its close handler did not see this id.
     if (connection.closed) await this.markDisconnected(connection.id, [runtimeInstanceId]);
     this.logger.log(
-      { runtimeInstanceId, serviceId: params.serviceId, envTag, connectionId: connection.id },
+      {
+        runtimeInstanceId,
+        serviceId: params.serviceId,
+        envTag,
+        productId: params.productId,
+        connectionId: connection.id,
+      },
       'instance registered',
     );
     return { runtimeInstanceId, status: 'registered' };
@@ -87,6 +99,7 @@ export class RegistryService {
     if (!connection.instances.has(runtimeInstanceId)) throw forbidden(NOT_OWNER_MESSAGE);
     const held = await this.instances.deregister(runtimeInstanceId, connection.id);
     connection.instances.delete(runtimeInstanceId);
+    connection.bindings.delete(runtimeInstanceId);
     // Another connection re-registered it meanwhile: it is theirs now.
     if (!held) throw forbidden(NOT_OWNER_MESSAGE);
     this.logger.log({ runtimeInstanceId, connectionId: connection.id }, 'instance deregistered');

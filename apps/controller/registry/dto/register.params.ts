@@ -1,11 +1,19 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
+import { IsDefined, IsIn, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { PROTOCOLS, type Protocol } from '#database';
 import { NoControlChars, trim, trimToUndefined } from '#platform';
 import { IsStringMap } from './validators.js';
 
 /** The longest `envTag` a registration stores (the column's length). */
 export const MAX_ENV_TAG = 255;
+
+/** The config server's limits for a product's address parts (DESIGN 7), so a registration can name any product layer. */
+export const MAX_PRODUCT_ID = 128;
+export const MAX_PRODUCT_VERSION = 64;
+
+/** Either product part given makes both required, so the other is then `... is required` (blank counts as absent). */
+const namesProduct = (params: RegisterParams): boolean =>
+  params.productId !== undefined || params.productVersion !== undefined;
 
 /**
  * `service/register` params (DESIGN 8). No host field: the host is the controller's own, and any
@@ -52,6 +60,23 @@ export class RegisterParams {
   @IsOptional()
   @IsStringMap()
   tags?: Record<string, string>;
+
+  /** The product whose layers feed this runtime's config too (DESIGN 14): `config/changed` for them. */
+  @ValidateIf(namesProduct)
+  @Transform(trimToUndefined)
+  @IsDefined()
+  @IsString()
+  @Length(1, MAX_PRODUCT_ID)
+  @NoControlChars()
+  productId?: string;
+
+  @ValidateIf(namesProduct)
+  @Transform(trimToUndefined)
+  @IsDefined()
+  @IsString()
+  @Length(1, MAX_PRODUCT_VERSION)
+  @NoControlChars()
+  productVersion?: string;
 
   /** The upstream protocol's token, accepted when the upgrade carried no `Authorization` header. */
   @IsOptional()
