@@ -45,6 +45,7 @@ describe('JWT_JWKS_URI over http: with NODE_ENV=production (DESIGN 6.1)', () => 
     run(entry, [], {
       NODE_ENV: 'production',
       DATABASE_URL: process.env.DATABASE_URL ?? '',
+      DATABASE_SESSION_URL: process.env.DATABASE_SESSION_URL ?? '',
       JWT_ISSUER: ISSUER,
       CONTROLLER_HOST_ID: 'h-prod',
       LISTEN_HOST: '127.0.0.1',

@@ -444,6 +444,7 @@ describe('npm run client:create', () => {
   const cli = (args: string[]) =>
     run('scripts/client-create.js', args, {
       DATABASE_URL: process.env.DATABASE_URL ?? '',
+      DATABASE_SESSION_URL: process.env.DATABASE_SESSION_URL ?? '',
       TOKEN_ISSUER_KEY_FILE: keys.file,
       JWT_ISSUER: ISSUER,
       CONTROLLER_HOST_ID: 'h-ctl',

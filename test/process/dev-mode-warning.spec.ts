@@ -68,6 +68,7 @@ describe('the dev-mode warning at start', () => {
       // What compose passes by default: no JWT_* key source, NODE_ENV unset (development).
       const spawned = run(entry.entry, [], {
         DATABASE_URL: process.env.DATABASE_URL ?? '',
+        DATABASE_SESSION_URL: process.env.DATABASE_SESSION_URL ?? '',
         BINDERY_DATA_DIR: dir,
         LISTEN_HOST: '127.0.0.1',
         LOG_LEVEL: 'info',

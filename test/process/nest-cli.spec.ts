@@ -70,6 +70,7 @@ describe('Nest monorepo tooling (nest-cli.json)', () => {
       ['start', 'api', '--watch'],
       {
         DATABASE_URL: process.env.DATABASE_URL ?? '',
+        DATABASE_SESSION_URL: process.env.DATABASE_SESSION_URL ?? '',
         API_PORT: String(port),
         LISTEN_HOST: '127.0.0.1',
         JWT_JWKS_FILE: writeJwksFile(),
