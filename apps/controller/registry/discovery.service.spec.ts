@@ -95,7 +95,8 @@ describe('DiscoveryService', () => {
 describe('ControlSession', () => {
   it('reconnects by itself when its session is killed, tells its listeners, and listens again', async () => {
     const name = `bindery-control-${Math.random().toString(36).slice(2, 8)}`;
-    const control = new ControlSession(process.env.DATABASE_URL ?? '', name);
+    // The session's own connection: in CI's PgBouncer run DATABASE_URL is the pooler (DESIGN 15).
+    const control = new ControlSession(process.env.DATABASE_SESSION_URL || (process.env.DATABASE_URL ?? ''), name);
     const payloads: string[] = [];
     let reconnected = 0;
     control.onReconnect(() => (reconnected += 1));
