@@ -8,7 +8,9 @@ import {
   materialize,
   registerRuleRefuses,
   shapes,
-  type Reason,
+  Outcomes,
+  PROPERTY_RUNS,
+  SENTENCES,
 } from '../support/binding-space.js';
 import {
   RegistryTable,
@@ -19,23 +21,11 @@ import {
 } from '../support/controller.js';
 import { token } from '../support/tokens.js';
 
-/** DESIGN 6.3: at least 2,000 generated registrations per CI run against the running controller. */
-const RUNS = Number(process.env.BINDING_PROPERTY_RUNS ?? 2000);
-
-const SENTENCES: Readonly<Record<Reason, string>> = {
-  sid: 'Token sid does not match requested serviceId',
-  host: 'Token host does not match controller hostId',
-  env: 'Token env does not match requested envTag',
-};
-
 let controller: TestController;
 let table: RegistryTable;
 let cases = 0;
-/** Outcomes seen, so a run that never reached one side of the rule fails instead of passing vacuously. */
-const seen = new Map<string, number>();
-const saw = (outcome: string): void => {
-  seen.set(outcome, (seen.get(outcome) ?? 0) + 1);
-};
+const outcomes = new Outcomes();
+const SENTENCE = SENTENCES.register;
 
 beforeAll(async () => {
   controller = await startController({ LOG_LEVEL: 'silent' });
@@ -68,7 +58,7 @@ function validRegistration(serviceId: unknown, env: string | null): boolean {
 }
 
 describe('TokenBindingGuard on service/register (property, real controller over WebSocket)', () => {
-  it(`registers exactly what the contract's rule allows, over ${RUNS} generated tokens and params`, async () => {
+  it(`registers exactly what the contract's rule allows, over ${PROPERTY_RUNS} generated tokens and params`, async () => {
     await assertProperty(
       'service/register binding',
       fc.asyncProperty(space, async (input) => {
@@ -99,10 +89,10 @@ describe('TokenBindingGuard on service/register (property, real controller over 
           client.call('service/register', input.via === 'params' ? { ...params, jwt } : params),
         );
 
-        saw(refused ?? 'allowed');
+        outcomes.saw(refused);
         if (refused !== undefined) {
-          expect(response.error).toEqual({ code: -32003, message: SENTENCES[refused], data: { status: 403 } });
-          expect(await client.waitClosed()).toEqual({ code: 1008, reason: SENTENCES[refused] });
+          expect(response.error).toEqual({ code: -32003, message: SENTENCE[refused], data: { status: 403 } });
+          expect(await client.waitClosed()).toEqual({ code: 1008, reason: SENTENCE[refused] });
           // Decided before the database: not one statement, and no row.
           expect(all).toEqual([]);
           const after = await table.query('select count(*)::int as n from runtime_instance where host_id = $1', [
@@ -126,10 +116,9 @@ describe('TokenBindingGuard on service/register (property, real controller over 
         }
         await client.close();
       }),
-      RUNS,
+      PROPERTY_RUNS,
     );
-    for (const outcome of ['allowed', 'host', 'sid', 'env'])
-      expect([outcome, seen.get(outcome) ?? 0]).not.toEqual([outcome, 0]);
+    expect(outcomes.missing()).toEqual([]);
     await controller.quiesce();
   }, 600_000);
 });

@@ -169,6 +169,38 @@ export interface QueryValues {
 // eslint-disable-next-line no-control-regex
 export const CONTROL = /[\u0000-\u001f\u007f]/;
 
+/** DESIGN 6.2 / 6.3: at least 2,000 generated cases per transport per CI run. */
+export const PROPERTY_RUNS = Number(process.env.BINDING_PROPERTY_RUNS ?? 2000);
+
+/** The sentence of each refusal (DESIGN 6.2, 6.3): the controller names its own host, the config server the query's. */
+export const SENTENCES: Readonly<Record<'config' | 'register', Readonly<Record<Reason, string>>>> = {
+  config: {
+    host: 'Token host does not match requested host',
+    sid: 'Token sid does not match requested serviceId',
+    env: 'Token env does not match requested envTag',
+  },
+  register: {
+    host: 'Token host does not match controller hostId',
+    sid: 'Token sid does not match requested serviceId',
+    env: 'Token env does not match requested envTag',
+  },
+};
+
+/** The outcomes a run reached, so one that never reached a side of the rule fails instead of passing vacuously. */
+export class Outcomes {
+  private readonly seen = new Map<string, number>();
+
+  saw(refused: Reason | undefined): void {
+    const outcome = refused ?? 'allowed';
+    this.seen.set(outcome, (this.seen.get(outcome) ?? 0) + 1);
+  }
+
+  /** The outcomes never reached, of allowed, host, sid and env: empty after a run that covered the rule. */
+  missing(): string[] {
+    return ['allowed', 'host', 'sid', 'env'].filter((outcome) => !this.seen.has(outcome));
+  }
+}
+
 /** The seed of a property run: `FC_SEED` replays a failure; otherwise a fresh one, printed when it fails. */
 export function propertySeed(): number {
   const given = process.env.FC_SEED;
