@@ -7,7 +7,7 @@ import {
   RpcClient,
   startController,
   statementsDuring,
-  UpgradeRefused,
+  type UpgradeRefused,
   type TestController,
 } from '../support/controller.js';
 import { rawToken, token, UNTRUSTED } from '../support/tokens.js';
@@ -269,31 +269,8 @@ describe('service/register: the binding matrix (DESIGN 6.3)', () => {
     });
   });
 
-  describe('invalid Authorization header: the upgrade is refused with 401', () => {
-    it.each<[string, () => Promise<string>]>([
-      ['signed by an untrusted key', () => signed({ sid: 'x', host: 'h' }, { key: UNTRUSTED })],
-      ['expired', () => signed({ sid: 'x', host: 'h' }, { expiresIn: -3600 })],
-      ['another issuer', () => signed({ sid: 'x', host: 'h' }, { issuer: 'https://evil.test' })],
-      ['another audience', () => signed({ sid: 'x', host: 'h' }, { audience: 'someone-else' })],
-      ['no exp', () => signed({ sid: 'x', host: 'h' }, { expiresIn: null })],
-      ['alg none', () => Promise.resolve(rawToken({ alg: 'none' }, { sid: 'x' }, ''))],
-      ['not a JWT', () => Promise.resolve('garbage')],
-    ])('%s', async (_name, make) => {
-      const jwt = await make();
-      const { result: error, all } = await statementsDuring(() =>
-        RpcClient.connect(controller.wsUrl, { token: jwt }).then(
-          () => undefined,
-          (e: unknown) => e,
-        ),
-      );
-      expect(error).toBeInstanceOf(UpgradeRefused);
-      expect((error as UpgradeRefused).status).toBe(401);
-      expect((error as UpgradeRefused).headers['www-authenticate']).toBe(
-        'Bearer realm="bindery", error="invalid_token"',
-      );
-      expect(all).toEqual([]);
-    });
-
+  // Bad tokens in the upgrade header: the one BAD_TOKENS table, in test/controller/bad-tokens.spec.ts.
+  describe('the upgrade Authorization header', () => {
     it('another scheme than Bearer is answered like no header (RFC 6750 3.1): the token must come in params', async () => {
       const client = await RpcClient.connect(controller.wsUrl, { headers: { authorization: 'Basic dXNlcjpwYXNz' } });
       const answer = await client.call('service/register', { serviceId: 'svc-basic' });
