@@ -1,5 +1,11 @@
 import 'reflect-metadata';
-import { causeOf, describeRuntimeEvent, RuntimeClient, type RuntimeClientEvent } from '#runtime-client';
+import {
+  causeOf,
+  describeConfigChange,
+  describeRuntimeEvent,
+  RuntimeClient,
+  type RuntimeClientEvent,
+} from '#runtime-client';
 import { answerHelp } from './usage.js';
 
 /**
@@ -10,10 +16,11 @@ import { answerHelp } from './usage.js';
 answerHelp(`usage: npm run example:runtime [-- --once]
 A runtime using libs/runtime-client against npm start: gets a token as the client CLIENT_ID (default
 petstore-dev) with CLIENT_SECRET, prints its configuration, registers 127.0.0.1:9000 with the controller and
-stays registered (reconnecting as needed) until Ctrl-C; --once registers, prints and exits.
+stays registered (reconnecting as needed) until Ctrl-C, printing each change of its configuration (pushed by
+the controller, or found after a reconnect); --once registers, prints and exits.
 Paste npm start's "export CLIENT_ID=... CLIENT_SECRET=..." line first. Also read: API_URL (default
 http://localhost:8080), CONTROLLER_URL (ws://localhost:8081), RUNTIME_HOST (dev-host), SERVICE_ID (petstore),
-ENV_TAG (dev).`);
+ENV_TAG (dev), PRODUCT_ID and PRODUCT_VERSION (none).`);
 
 /** One line per background event; a refused secret also says what to do about it. */
 function report(event: RuntimeClientEvent): string {
@@ -46,6 +53,7 @@ const client = await RuntimeClient.create({
   host: env.RUNTIME_HOST ?? 'dev-host',
   serviceId: env.SERVICE_ID ?? 'petstore',
   envTag: env.ENV_TAG ?? 'dev',
+  ...(env.PRODUCT_ID && env.PRODUCT_VERSION ? { productId: env.PRODUCT_ID, productVersion: env.PRODUCT_VERSION } : {}),
   instance: { address: '127.0.0.1', port: 9000, protocol: 'http', version: '1.0.0' },
   onEvent: (event) => {
     // The first registration is printed below with the instance id; every later one is a reconnect.
@@ -61,6 +69,9 @@ if (process.argv.includes('--once')) {
   await client.close();
   process.exit(0);
 }
+await client
+  .onConfigChange((change) => process.stdout.write(`example:runtime: ${describeConfigChange(change)}\n`))
+  .catch(fail);
 process.stdout.write('registered; Ctrl-C deregisters and exits\n');
 const stop = (): void => {
   void client.close().then(() => process.exit(0));

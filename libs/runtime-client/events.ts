@@ -1,5 +1,5 @@
 /** What the client was doing when an `error` event happened. */
-export type RuntimeClientActivity = 'reconnect' | 'token renewal' | 'subscribe' | 'connection';
+export type RuntimeClientActivity = 'reconnect' | 'token renewal' | 'subscribe' | 'connection' | 'config re-read';
 
 export type RuntimeClientEvent =
   | {
@@ -35,6 +35,7 @@ const FAILED: Record<RuntimeClientActivity, string> = {
   'token renewal': 'token renewal failed',
   subscribe: 'subscribing again failed',
   connection: 'connection error',
+  'config re-read': 'reading the changed config failed',
 };
 
 /** One line for a person reading a runtime's log: what happened, and for an error its cause. */
@@ -55,4 +56,33 @@ export function describeRuntimeEvent(event: RuntimeClientEvent): string {
     case 'error':
       return `${FAILED[event.during]}: ${causeOf(event.error)}`;
   }
+}
+
+/** The parts of a config change its one-line description needs (`ConfigChange` of the runtime client). */
+export interface DescribedConfigChange {
+  readonly values: Readonly<Record<string, unknown>>;
+  readonly added: readonly string[];
+  readonly changed: readonly string[];
+  readonly removed: readonly string[];
+  readonly previous: Readonly<Record<string, unknown>>;
+  readonly cause: { readonly type: 'pushed'; readonly version: number | null } | { readonly type: 'reconnected' };
+}
+
+const shown = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
+
+/** One line: `config changed (version 7): server.httpPort 8443 → 9443, a.b added (1), c.d removed`. */
+export function describeConfigChange(change: DescribedConfigChange): string {
+  const { cause } = change;
+  const heading =
+    cause.type === 'reconnected'
+      ? 'config changed while disconnected'
+      : cause.version === null
+        ? 'config changed'
+        : `config changed (version ${cause.version})`;
+  const parts = [
+    ...change.changed.map((key) => `${key} ${shown(change.previous[key])} → ${shown(change.values[key])}`),
+    ...change.added.map((key) => `${key} added (${shown(change.values[key])})`),
+    ...change.removed.map((key) => `${key} removed`),
+  ];
+  return `${heading}: ${parts.join(', ')}`;
 }

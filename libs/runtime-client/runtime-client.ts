@@ -88,6 +88,57 @@ export interface DiscoverySubscription {
   unsubscribe(): Promise<void>;
 }
 
+/** A layer's address as `config/changed` names it (absent parts null). */
+export interface ConfigLayerAddress {
+  readonly host: string;
+  readonly serviceId: string | null;
+  readonly productId: string | null;
+  readonly productVersion: string | null;
+  readonly envTag: string | null;
+}
+
+/** What `onConfigChange` callbacks get: the whole new config and the keys that differ from the last one. */
+export interface ConfigChange {
+  readonly values: Readonly<Record<string, unknown>>;
+  readonly added: readonly string[];
+  readonly changed: readonly string[];
+  readonly removed: readonly string[];
+  /** The previous value of each changed or removed key. */
+  readonly previous: Readonly<Record<string, unknown>>;
+  /** What made the client read again: a `config/changed` (its layer and version) or a reconnect. */
+  readonly cause:
+    | { readonly type: 'pushed'; readonly layer: ConfigLayerAddress; readonly version: number | null }
+    | { readonly type: 'reconnected' };
+}
+
+export type ConfigChangeListener = (change: ConfigChange) => void;
+
+/** The keys that differ between two flat configs (values compared as JSON: lists and maps too). */
+export function configDiff(
+  before: Readonly<Record<string, unknown>>,
+  after: Readonly<Record<string, unknown>>,
+): Pick<ConfigChange, 'added' | 'changed' | 'removed' | 'previous'> {
+  const added: string[] = [];
+  const changed: string[] = [];
+  const removed: string[] = [];
+  const previous: Record<string, unknown> = {};
+  for (const key of Object.keys(after)) {
+    if (!Object.hasOwn(before, key)) added.push(key);
+    else if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) {
+      changed.push(key);
+      previous[key] = before[key];
+    }
+  }
+  for (const key of Object.keys(before)) {
+    if (Object.hasOwn(after, key)) continue;
+    removed.push(key);
+    previous[key] = before[key];
+  }
+  return { added: added.sort(), changed: changed.sort(), removed: removed.sort(), previous };
+}
+
+type ConfigTrigger = ConfigChange['cause'];
+
 interface Watch {
   readonly params: Readonly<Record<string, string>>;
   readonly onChange: (nodes: LookupResult) => void;
@@ -114,6 +165,12 @@ export class RuntimeClient {
   private refreshTimer: NodeJS.Timeout | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private readonly watches = new Set<Watch>();
+  private readonly configListeners = new Set<ConfigChangeListener>();
+  /** The config the listeners last saw (their baseline); undefined until `onConfigChange` read it. */
+  private configSeen: Record<string, unknown> | undefined;
+  /** A re-read is running; `configAgain` holds the latest trigger that arrived meanwhile. */
+  private configReading = false;
+  private configAgain: ConfigTrigger | undefined;
 
   private constructor(private readonly options: RuntimeClientOptions) {
     this.fetchImpl = options.fetch ?? fetch;
@@ -149,6 +206,50 @@ export class RuntimeClient {
 
   files(): Promise<Record<string, string>> {
     return this.read('files') as Promise<Record<string, string>>;
+  }
+
+  /**
+   * `callback` gets the new config and the keys that changed each time it changes (DESIGN 14): on every
+   * `config/changed` from the controller, and after every reconnect (a change made while disconnected is
+   * noticed then), the client reads its config again with its ETag; an unchanged config calls nothing.
+   * Resolves once the current config is read as the baseline. Returns a function that removes `callback`.
+   */
+  async onConfigChange(callback: ConfigChangeListener): Promise<() => void> {
+    this.configListeners.add(callback);
+    if (this.configSeen === undefined) {
+      try {
+        this.configSeen = await this.config();
+      } catch (error) {
+        this.configListeners.delete(callback);
+        throw error;
+      }
+    }
+    return () => this.configListeners.delete(callback);
+  }
+
+  /** Reads the config again and tells the listeners what changed; one read at a time, the latest trigger last. */
+  private reloadConfig(cause: ConfigTrigger): void {
+    if (this.configListeners.size === 0 || this.configSeen === undefined) return;
+    if (this.configReading) {
+      this.configAgain = cause;
+      return;
+    }
+    this.configReading = true;
+    void this.config()
+      .then((values) => {
+        const before = this.configSeen ?? {};
+        this.configSeen = values;
+        const diff = configDiff(before, values);
+        if (diff.added.length + diff.changed.length + diff.removed.length === 0) return;
+        for (const listener of this.configListeners) listener({ values, ...diff, cause });
+      })
+      .catch((error: unknown) => this.fail('config re-read', error))
+      .finally(() => {
+        this.configReading = false;
+        const again = this.configAgain;
+        this.configAgain = undefined;
+        if (again !== undefined) this.reloadConfig(again);
+      });
   }
 
   /** Writes the config server's files (or certs) into `dir`; any name that is not plain is refused first. */
@@ -283,9 +384,11 @@ export class RuntimeClient {
     // Only an opened socket is a connection that can be lost and reported as such.
     socket.on('close', (code, reason) => this.onClose(socket, code, reason.toString()));
     socket.on('error', (error) => this.emit({ type: 'error', error, during: 'connection' }));
-    const { serviceId, envTag, instance } = this.options;
+    const { serviceId, envTag, instance, productId, productVersion } = this.options;
     const params: Record<string, unknown> = { serviceId, ...instance };
     if (envTag !== undefined && envTag !== '') params.envTag = envTag;
+    // The product's layers feed its config too: the controller pushes their changes as well.
+    if (productId !== undefined && productVersion !== undefined) Object.assign(params, { productId, productVersion });
     const result = (await this.call('service/register', params).catch((error: unknown) => {
       // Unregistered, the socket is of no use: dropped quietly, the caller reports and retries.
       socket.removeAllListeners('close');
@@ -303,6 +406,8 @@ export class RuntimeClient {
     for (const watch of this.watches) {
       await this.watch(watch).catch((error: unknown) => this.fail('subscribe', error));
     }
+    // Pushes sent while the socket was down are lost: what changed meanwhile is read now.
+    if (reconnect !== undefined) this.reloadConfig({ type: 'reconnected' });
   }
 
   /** Sends `session/refresh` with a renewed token before the socket's token expires (DESIGN 8). */
@@ -355,6 +460,7 @@ export class RuntimeClient {
       return;
     }
     if (message.method === 'discovery/changed') return this.changed(message.params);
+    if (message.method === 'config/changed') return this.configChanged(message.params);
     if (typeof message.id !== 'number') return;
     const pending = this.pending.get(message.id);
     if (pending === undefined) return;
@@ -374,6 +480,13 @@ export class RuntimeClient {
     for (const watch of this.watches) {
       if (watch.subscriptionId !== undefined && watch.subscriptionId === subscriptionId) watch.onChange(result);
     }
+  }
+
+  private configChanged(params: unknown): void {
+    if (typeof params !== 'object' || params === null) return;
+    const { layer, version } = params as { layer?: ConfigLayerAddress; version?: unknown };
+    if (typeof layer !== 'object' || layer === null) return;
+    this.reloadConfig({ type: 'pushed', layer, version: typeof version === 'number' ? version : null });
   }
 
   private onClose(socket: WebSocket, code: number, reason: string): void {
