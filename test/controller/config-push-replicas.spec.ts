@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { migrate } from '#database';
+import { unique } from '../support/api.js';
+import { WS_PATH } from '../support/controller.js';
+import { freePort, startBuilt, type Spawned } from '../support/processes.js';
+import { callers } from '../support/tokens.js';
+import { productLayer, PushRuntime, serviceLayer, settle, type Layer } from './push-support.js';
+
+/**
+ * DESIGN 14 push end to end with real processes on one PostgreSQL: two api processes take admin writes,
+ * two controller replicas of one host and a controller of another host hold the runtimes. Each write
+ * reaches exactly the runtimes its layer feeds, whichever api made it and whichever replica holds them.
+ */
+const hostId = unique('push-host');
+const otherHostId = unique('push-other');
+const apis: { process: Spawned; url: string }[] = [];
+const controllers: { process: Spawned; wsUrl: string }[] = [];
+let adminToken: string;
+
+async function startApi(): Promise<void> {
+  const port = await freePort();
+  const process = await startBuilt('apps/api/main.js', port, { API_PORT: String(port), CONTROLLER_HOST_ID: hostId });
+  apis.push({ process, url: `http://127.0.0.1:${port}` });
+}
+
+async function startController(host: string): Promise<void> {
+  const port = await freePort();
+  const process = await startBuilt('apps/controller/main.js', port, {
+    CONTROLLER_PORT: String(port),
+    CONTROLLER_HOST_ID: host,
+  });
+  controllers.push({ process, wsUrl: `ws://127.0.0.1:${port}${WS_PATH}` });
+}
+
+beforeAll(async () => {
+  await migrate(process.env.DATABASE_URL ?? '');
+  await Promise.all([startApi(), startApi()]);
+  await Promise.all([startController(hostId), startController(hostId), startController(otherHostId)]);
+  adminToken = await callers.admin();
+}, 90_000);
+
+afterAll(() => {
+  for (const { process } of [...apis, ...controllers]) process.child.kill('SIGKILL');
+});
+
+/** PUT through `api`; resolves with the time the request was sent (before the commit, so latencies are upper bounds). */
+async function put(api: { url: string }, layer: Layer, properties: Record<string, unknown>): Promise<number> {
+  const query = new URLSearchParams();
+  for (const key of ['host', 'serviceId', 'productId', 'productVersion', 'envTag'] as const) {
+    const value = layer[key];
+    if (value !== null) query.set(key, value);
+  }
+  const sent = Date.now();
+  const response = await fetch(`${api.url}/config-server/admin/properties?${query.toString()}`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ properties }),
+  });
+  expect(response.status).toBe(200);
+  return sent;
+}
+
+describe('config/changed across api processes and controller replicas', () => {
+  it('reaches the runtimes of the changed service and env on either replica within a second, and nobody else', async () => {
+    const s = unique('svc');
+    const t = unique('svc');
+    const product = unique('prod');
+    const [c1, c2, c3] = controllers as [(typeof controllers)[0], (typeof controllers)[0], (typeof controllers)[0]];
+    const [a1, a2] = apis as [(typeof apis)[0], (typeof apis)[0]];
+    const onA = await PushRuntime.start(c1.wsUrl, hostId, [{ serviceId: s, envTag: 'prod' }], 'prod');
+    const onB = await PushRuntime.start(c2.wsUrl, hostId, [{ serviceId: s, envTag: 'prod' }], 'prod');
+    const otherEnv = await PushRuntime.start(c1.wsUrl, hostId, [{ serviceId: s, envTag: 'dev' }], 'dev');
+    const otherService = await PushRuntime.start(c2.wsUrl, hostId, [{ serviceId: t, envTag: 'prod' }], 'prod');
+    const otherHost = await PushRuntime.start(c3.wsUrl, otherHostId, [{ serviceId: s, envTag: 'prod' }], 'prod');
+    const withProduct = await PushRuntime.start(
+      c2.wsUrl,
+      hostId,
+      [{ serviceId: t, envTag: 'prod', productId: product, productVersion: '1' }],
+      'prod',
+    );
+    const unrelatedProduct = await PushRuntime.start(
+      c1.wsUrl,
+      hostId,
+      [{ serviceId: t, envTag: 'prod', productId: unique('prod'), productVersion: '1' }],
+      'prod',
+    );
+    const everyone = { onA, onB, otherEnv, otherService, otherHost, withProduct, unrelatedProduct };
+
+    // Through the first api: the service's prod layer; through the second: the product's all-env layer.
+    const serviceWrite = serviceLayer(hostId, s, 'prod');
+    const sentService = await put(a1, serviceWrite, { 'server.httpPort': 9443 });
+    const productWrite = productLayer(hostId, product, '1');
+    const sentProduct = await put(a2, productWrite, { 'shop.currency': 'EUR' });
+    // Polled generously (CI runs loaded); the one-second bound is asserted on the arrival times.
+    await Promise.all([onA, onB, withProduct].map((r) => r.waitForChanges(1, 'config/changed', 10_000)));
+    await settle(2000);
+
+    const frames = Object.fromEntries(Object.entries(everyone).map(([name, r]) => [name, r.arrivals.length]));
+    expect(frames).toEqual({
+      onA: 1,
+      onB: 1,
+      otherEnv: 0,
+      otherService: 0,
+      otherHost: 0,
+      withProduct: 1,
+      unrelatedProduct: 0,
+    });
+    for (const runtime of [onA, onB]) {
+      expect(runtime.changes[0]?.params).toEqual({
+        serviceId: s,
+        envTag: 'prod',
+        layer: serviceWrite,
+        version: expect.any(Number),
+      });
+      expect((runtime.changes[0]?.at ?? Infinity) - sentService).toBeLessThanOrEqual(1000);
+    }
+    expect(withProduct.changes[0]?.params).toEqual({
+      serviceId: t,
+      envTag: 'prod',
+      layer: productWrite,
+      version: expect.any(Number),
+    });
+    expect((withProduct.changes[0]?.at ?? Infinity) - sentProduct).toBeLessThanOrEqual(1000);
+
+    // The same address on the other host reaches only the runtime of that host.
+    const sentOther = await put(a2, serviceLayer(otherHostId, s, 'prod'), { 'server.httpPort': 1 });
+    await otherHost.waitForChanges(1, 'config/changed on the other host', 10_000);
+    await settle(2000);
+    expect((otherHost.changes[0]?.at ?? Infinity) - sentOther).toBeLessThanOrEqual(1000);
+    expect(Object.values(everyone).map((r) => r.arrivals.length)).toEqual([1, 1, 0, 0, 1, 1, 0]);
+    await Promise.all(Object.values(everyone).map((r) => r.close()));
+  }, 60_000);
+});
