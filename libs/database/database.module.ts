@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { ControlSession } from './control-session.js';
 import { behindPooler, dataSourceOptions, migrate, runMigrations } from './data-source.js';
 import { ChangeEventRepository } from './repositories/change-event.repository.js';
+import { ConfigHistoryRepository } from './repositories/config-history.repository.js';
 import { ConfigLayerRepository } from './repositories/config-layer.repository.js';
 import { ControllerLeaseRepository } from './repositories/controller-lease.repository.js';
 import { EntityLinkRepository } from './repositories/entity-link.repository.js';
@@ -19,6 +20,7 @@ const REPOSITORIES = [
   EntityRepository,
   EntityLinkRepository,
   ConfigLayerRepository,
+  ConfigHistoryRepository,
   RuntimeInstanceRepository,
   ControllerLeaseRepository,
   OAuthClientRepository,

@@ -99,10 +99,12 @@ describe('loadSettings', () => {
       shutdownTimeoutMs: 25_000,
       registryLeaseMs: 15_000,
       eventsRetentionDays: 30,
+      configHistoryDays: 365,
     });
     // A small connection cap lowers the default unauthenticated cap with it.
     expect(loadSettings({ WS_MAX_CONNECTIONS: '50' }).wsMaxUnauthenticated).toBe(50);
     expect(loadSettings({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadSettings({ CONFIG_HISTORY_DAYS: '7' }).configHistoryDays).toBe(7);
   });
 
   it.each([
@@ -113,6 +115,7 @@ describe('loadSettings', () => {
     ['WS_AUTH_TIMEOUT_MS', { WS_AUTH_TIMEOUT_MS: '-1' }],
     ['REGISTRY_LEASE_MS', { REGISTRY_LEASE_MS: '399' }],
     ['EVENTS_RETENTION_DAYS', { EVENTS_RETENTION_DAYS: '0' }],
+    ['CONFIG_HISTORY_DAYS', { CONFIG_HISTORY_DAYS: 'a year' }],
   ])('refuses a bad %s', (variable, env) => {
     expect(() => loadSettings(env)).toThrow(new RegExp(`^Invalid setting ${variable}: `));
   });

@@ -72,6 +72,8 @@ export interface Settings {
   readonly registryLeaseMs: number;
   /** Change-feed events older than this many days are pruned (DESIGN 12). */
   readonly eventsRetentionDays: number;
+  /** Config layer versions older than this many days are pruned, keeping each layer's last 20 (DESIGN 14). */
+  readonly configHistoryDays: number;
   /** PostgreSQL connections per process. */
   readonly dbPoolSize: number;
   /** Server-side `statement_timeout` of every pooled connection (migrations run without it). */
@@ -289,6 +291,7 @@ export function loadSettings(env: Env = process.env): Settings {
     wsTokenGraceMs: positiveInt(env, 'WS_TOKEN_GRACE_MS', 60_000),
     registryLeaseMs: registryLeaseMs(env),
     eventsRetentionDays: positiveInt(env, 'EVENTS_RETENTION_DAYS', 30),
+    configHistoryDays: positiveInt(env, 'CONFIG_HISTORY_DAYS', 365),
     dbPoolSize: positiveInt(env, 'DB_POOL_SIZE', 10),
     dbStatementTimeoutMs: positiveInt(env, 'DB_STATEMENT_TIMEOUT_MS', 5000),
     trustProxy: bool(env, 'TRUST_PROXY', false),

@@ -13,6 +13,8 @@ import { FilesBodyDto } from './dto/files-body.dto.js';
 import { LayersQueryDto } from './dto/layers-query.dto.js';
 import { PropertiesBodyDto } from './dto/properties-body.dto.js';
 import { layerAddress } from './layer-address.js';
+import { authorOf, listedHost, ownLayer } from './layer-access.js';
+import { CHANGE_REASON_HEADER, OTHER_HOST } from './config-api-docs.js';
 
 const BAD_ADDRESS = problemResponse(
   400,
@@ -41,27 +43,32 @@ export class ConfigAdminController {
   @Authenticated(SCOPE_ADMIN)
   @ApiOkResponse({ type: LayerPage })
   @ApiResponse(problemResponse(400, 'Invalid or repeated query parameter'))
-  layers(@Query() query: LayersQueryDto): Promise<LayerPage> {
-    return this.admin.list(query.host, query.offset, query.limit);
+  @ApiResponse(OTHER_HOST)
+  layers(@CurrentPrincipal() principal: Principal, @Query() query: LayersQueryDto): Promise<LayerPage> {
+    return this.admin.list(listedHost(principal, query.host), query.offset, query.limit);
   }
 
   @Put('properties')
   @ApiOperation({ summary: 'Replace the properties of one layer' })
   @Authenticated(SCOPE_ADMIN)
   @ApiHeader(IF_MATCH_HEADER)
+  @ApiHeader(CHANGE_REASON_HEADER)
   @ApiOkResponse({ type: PropertiesLayerView, headers: ETAG_HEADER, description: 'The layer after the atomic replace' })
   @ApiResponse(BAD_PROPERTIES)
   @ApiResponse(PRECONDITION_FAILED)
+  @ApiResponse(OTHER_HOST)
   async putProperties(
     @CurrentPrincipal() principal: Principal,
     @Query() query: AddressQueryDto,
     @Body() body: PropertiesBodyDto,
     @Headers('if-match') ifMatch: string | undefined,
+    @Headers('x-change-reason') reason: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PropertiesLayerView> {
-    const address = layerAddress(query);
+    const address = ownLayer(principal, layerAddress(query));
     const properties = checkProperties(body.properties);
-    return withEtag(reply, await this.admin.putProperties(principal, address, properties, parseIfMatch(ifMatch)));
+    const author = authorOf(principal, reason);
+    return withEtag(reply, await this.admin.putProperties(author, address, properties, parseIfMatch(ifMatch)));
   }
 
   @Get('properties')
@@ -73,11 +80,13 @@ export class ConfigAdminController {
     description: 'properties is {} for an empty layer',
   })
   @ApiResponse(BAD_ADDRESS)
+  @ApiResponse(OTHER_HOST)
   async getProperties(
+    @CurrentPrincipal() principal: Principal,
     @Query() query: AddressQueryDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PropertiesLayerView> {
-    return withEtag(reply, await this.admin.getProperties(layerAddress(query)));
+    return withEtag(reply, await this.admin.getProperties(ownLayer(principal, layerAddress(query))));
   }
 
   @Delete('properties')
@@ -85,21 +94,26 @@ export class ConfigAdminController {
   @HttpCode(204)
   @Authenticated(SCOPE_ADMIN)
   @ApiHeader(IF_MATCH_HEADER)
+  @ApiHeader(CHANGE_REASON_HEADER)
   @ApiNoContentResponse({ description: "The layer's properties are gone (also when there were none)" })
   @ApiResponse(BAD_ADDRESS)
   @ApiResponse(PRECONDITION_FAILED)
+  @ApiResponse(OTHER_HOST)
   async deleteProperties(
     @CurrentPrincipal() principal: Principal,
     @Query() query: AddressQueryDto,
     @Headers('if-match') ifMatch: string | undefined,
+    @Headers('x-change-reason') reason: string | undefined,
   ): Promise<void> {
-    await this.admin.deleteProperties(principal, layerAddress(query), parseIfMatch(ifMatch));
+    const address = ownLayer(principal, layerAddress(query));
+    await this.admin.deleteProperties(authorOf(principal, reason), address, parseIfMatch(ifMatch));
   }
 
   @Put('files')
   @ApiOperation({ summary: 'Replace the files of one kind of one layer' })
   @Authenticated(SCOPE_ADMIN)
   @ApiHeader(IF_MATCH_HEADER)
+  @ApiHeader(CHANGE_REASON_HEADER)
   @ApiOkResponse({
     type: FilesLayerView,
     headers: ETAG_HEADER,
@@ -107,16 +121,19 @@ export class ConfigAdminController {
   })
   @ApiResponse(BAD_FILES)
   @ApiResponse(PRECONDITION_FAILED)
+  @ApiResponse(OTHER_HOST)
   async putFiles(
     @CurrentPrincipal() principal: Principal,
     @Query() query: FilesLayerQueryDto,
     @Body() body: FilesBodyDto,
     @Headers('if-match') ifMatch: string | undefined,
+    @Headers('x-change-reason') reason: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<FilesLayerView> {
-    const address = layerAddress(query);
+    const address = ownLayer(principal, layerAddress(query));
     const files = decodeFiles(body.files);
-    return withEtag(reply, await this.admin.putFiles(principal, address, query.kind, files, parseIfMatch(ifMatch)));
+    const author = authorOf(principal, reason);
+    return withEtag(reply, await this.admin.putFiles(author, address, query.kind, files, parseIfMatch(ifMatch)));
   }
 
   @Get('files')
@@ -124,11 +141,13 @@ export class ConfigAdminController {
   @Authenticated(SCOPE_ADMIN)
   @ApiOkResponse({ type: FilesLayerView, headers: ETAG_HEADER, description: 'files is {} when there are none' })
   @ApiResponse(BAD_FILES)
+  @ApiResponse(OTHER_HOST)
   async getFiles(
+    @CurrentPrincipal() principal: Principal,
     @Query() query: FilesLayerQueryDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<FilesLayerView> {
-    return withEtag(reply, await this.admin.getFiles(layerAddress(query), query.kind));
+    return withEtag(reply, await this.admin.getFiles(ownLayer(principal, layerAddress(query)), query.kind));
   }
 
   @Delete('files')
@@ -136,14 +155,18 @@ export class ConfigAdminController {
   @HttpCode(204)
   @Authenticated(SCOPE_ADMIN)
   @ApiHeader(IF_MATCH_HEADER)
+  @ApiHeader(CHANGE_REASON_HEADER)
   @ApiNoContentResponse({ description: "The layer's files of that kind are gone (also when there were none)" })
   @ApiResponse(BAD_FILES)
   @ApiResponse(PRECONDITION_FAILED)
+  @ApiResponse(OTHER_HOST)
   async deleteFiles(
     @CurrentPrincipal() principal: Principal,
     @Query() query: FilesLayerQueryDto,
     @Headers('if-match') ifMatch: string | undefined,
+    @Headers('x-change-reason') reason: string | undefined,
   ): Promise<void> {
-    await this.admin.deleteFiles(principal, layerAddress(query), query.kind, parseIfMatch(ifMatch));
+    const address = ownLayer(principal, layerAddress(query));
+    await this.admin.deleteFiles(authorOf(principal, reason), address, query.kind, parseIfMatch(ifMatch));
   }
 }

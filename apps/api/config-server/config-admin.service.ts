@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import {
+  ChangeEventRepository,
+  ConfigHistoryRepository,
   ConfigLayerRepository,
   UnitOfWork,
   type FileKind,
@@ -8,7 +10,6 @@ import {
   type Tx,
 } from '#database';
 import { preconditionFailed } from '#platform';
-import type { Principal } from '#token-binding';
 import { versionMatches, type VersionCondition } from '../common/etag.js';
 import {
   toLayerSummaryView,
@@ -18,6 +19,7 @@ import {
   type FilesLayerView,
   type PropertiesLayerView,
 } from './config-layer.view.js';
+import { recordLayerChange, type ChangeAuthor } from './layer-history.js';
 
 /** A layer part as read or written, with the layer's version after it (0: the layer does not exist). */
 export interface Versioned<T> {
@@ -27,30 +29,30 @@ export interface Versioned<T> {
 
 /**
  * Operators' view of one layer (scope portal.admin): each write replaces a layer part in one transaction,
- * judged against `If-Match` under the layer's row lock (DESIGN 7).
+ * judged against `If-Match` under the layer's row lock (DESIGN 7), and appends the layer's next version
+ * with its `config.changed` event in that transaction (DESIGN 14).
  */
 @Injectable()
 export class ConfigAdminService {
   constructor(
     private readonly work: UnitOfWork,
     private readonly layers: ConfigLayerRepository,
+    private readonly history: ConfigHistoryRepository,
+    private readonly events: ChangeEventRepository,
   ) {}
 
   async putProperties(
-    principal: Principal,
+    author: ChangeAuthor,
     address: LayerAddress,
     properties: Readonly<Record<string, JsonValue>>,
     condition: VersionCondition,
   ): Promise<Versioned<PropertiesLayerView>> {
     return this.work.run(async (tx) => {
-      const { layerId, version } = await this.lockWritable(tx, principal, address, condition);
+      const layerId = await this.lockWritable(tx, author, address, condition);
       const layers = this.layers.in(tx);
       await layers.writeProperties(layerId, properties, 'replace');
-      const kept = await this.dropIfEmpty(tx, layerId);
-      return {
-        view: toPropertiesLayerView(address, await layers.properties(layerId)),
-        version: kept ? version : 0,
-      };
+      const { version } = await this.record(tx, layerId, author);
+      return { view: toPropertiesLayerView(address, await layers.properties(layerId)), version };
     });
   }
 
@@ -60,31 +62,29 @@ export class ConfigAdminService {
     return { view: toPropertiesLayerView(address, properties), version: layer?.aggregateVersion ?? 0 };
   }
 
-  /** Idempotent: an empty or unknown layer is answered like a deleted one. */
-  async deleteProperties(principal: Principal, address: LayerAddress, condition: VersionCondition): Promise<void> {
+  /** Idempotent: an unknown layer is answered like a deleted one, and gets no version. */
+  async deleteProperties(author: ChangeAuthor, address: LayerAddress, condition: VersionCondition): Promise<void> {
     await this.work.run(async (tx) => {
-      const existing = await this.layers.in(tx).find(address, true);
-      if (!versionMatches(condition, existing?.aggregateVersion ?? 0)) throw stale(existing?.aggregateVersion ?? 0);
-      if (existing === null) return;
-      const { layerId } = await this.layers.in(tx).upsertVersioned(address, principal.subject);
+      const layerId = await this.lockExisting(tx, author, address, condition);
+      if (layerId === undefined) return;
       await this.layers.in(tx).writeProperties(layerId, {}, 'replace');
-      await this.dropIfEmpty(tx, layerId);
+      await this.record(tx, layerId, author);
     });
   }
 
   async putFiles(
-    principal: Principal,
+    author: ChangeAuthor,
     address: LayerAddress,
     kind: FileKind,
     files: ReadonlyMap<string, Buffer>,
     condition: VersionCondition,
   ): Promise<Versioned<FilesLayerView>> {
     return this.work.run(async (tx) => {
-      const { layerId, version } = await this.lockWritable(tx, principal, address, condition);
+      const layerId = await this.lockWritable(tx, author, address, condition);
       const layers = this.layers.in(tx);
       await layers.writeFiles(layerId, kind, files, 'replace');
-      const kept = await this.dropIfEmpty(tx, layerId);
-      return { view: toFilesLayerView(address, kind, await layers.files(layerId, kind)), version: kept ? version : 0 };
+      const { version } = await this.record(tx, layerId, author);
+      return { view: toFilesLayerView(address, kind, await layers.files(layerId, kind)), version };
     });
   }
 
@@ -95,18 +95,16 @@ export class ConfigAdminService {
   }
 
   async deleteFiles(
-    principal: Principal,
+    author: ChangeAuthor,
     address: LayerAddress,
     kind: FileKind,
     condition: VersionCondition,
   ): Promise<void> {
     await this.work.run(async (tx) => {
-      const existing = await this.layers.in(tx).find(address, true);
-      if (!versionMatches(condition, existing?.aggregateVersion ?? 0)) throw stale(existing?.aggregateVersion ?? 0);
-      if (existing === null) return;
-      const { layerId } = await this.layers.in(tx).upsertVersioned(address, principal.subject);
+      const layerId = await this.lockExisting(tx, author, address, condition);
+      if (layerId === undefined) return;
       await this.layers.in(tx).writeFiles(layerId, kind, new Map(), 'replace');
-      await this.dropIfEmpty(tx, layerId);
+      await this.record(tx, layerId, author);
     });
   }
 
@@ -119,23 +117,33 @@ export class ConfigAdminService {
   /** Creates or touches the layer (holding its row lock), then checks `If-Match` against its version before. */
   private async lockWritable(
     tx: Tx,
-    principal: Principal,
+    author: ChangeAuthor,
     address: LayerAddress,
     condition: VersionCondition,
-  ): Promise<{ layerId: string; version: number }> {
-    const { layerId, version, previous } = await this.layers.in(tx).upsertVersioned(address, principal.subject);
+  ): Promise<string> {
+    const { layerId, previous } = await this.layers.in(tx).upsertVersioned(address, author.actor);
     // A failure rolls back the upsert too: nothing of this write remains.
     if (!versionMatches(condition, previous)) throw stale(previous);
-    return { layerId, version };
+    return layerId;
   }
 
-  /** True when the layer still holds something (an empty layer is removed). */
-  private async dropIfEmpty(tx: Tx, layerId: string): Promise<boolean> {
-    const layers = this.layers.in(tx);
-    await layers.dropIfEmpty(layerId);
-    return (await layers.exists(layerId)) === true;
+  /** `lockWritable` for deletes: an unknown layer (after `If-Match` is judged) is left alone, undefined. */
+  private async lockExisting(
+    tx: Tx,
+    author: ChangeAuthor,
+    address: LayerAddress,
+    condition: VersionCondition,
+  ): Promise<string | undefined> {
+    const existing = await this.layers.in(tx).find(address, true);
+    if (!versionMatches(condition, existing?.aggregateVersion ?? 0)) throw stale(existing?.aggregateVersion ?? 0);
+    if (existing === null) return undefined;
+    return (await this.layers.in(tx).upsertVersioned(address, author.actor)).layerId;
+  }
+
+  private record(tx: Tx, layerId: string, author: ChangeAuthor) {
+    return recordLayerChange({ history: this.history, events: this.events }, tx, layerId, author);
   }
 }
 
-const stale = (version: number) =>
+export const stale = (version: number) =>
   preconditionFailed(`the layer is at version ${version}, not the one in If-Match; read it again`);

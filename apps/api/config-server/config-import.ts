@@ -11,16 +11,19 @@ import {
   MAX_FILES_PER_KIND,
   type JsonValue,
 } from './config-values.js';
+import { changeReason } from './layer-access.js';
 import { addressPart, FILE_KINDS, layerAddress, type FileKind, type LayerAddress } from './layer-address.js';
+import { historyRepositories, recordLayerChange } from './layer-history.js';
 
 /** The `npm run config:import` command (docs/config-server.md): one layer from a values.yml and/or a folder. */
 
 export const IMPORT_USAGE = `usage: npm run config:import -- --host HOST (--serviceId ID | --productId ID --productVersion V)
-         [--envTag ENV] [VALUES_YML] [FILES_DIR] [--kind cert|file]
+         [--envTag ENV] [VALUES_YML] [FILES_DIR] [--kind cert|file] [--reason TEXT]
 
 Replaces one layer's properties with VALUES_YML (flat configName.propertyName keys) and/or its files of
 --kind (default file) with the regular files of FILES_DIR (not recursive, dotfiles skipped), in one
-transaction. Parts not given are left unchanged. Uses DATABASE_URL, else the embedded PostgreSQL.`;
+transaction that appends the layer's next version (actor config-import, --reason as its reason). Parts
+not given are left unchanged. Uses DATABASE_URL, else the embedded PostgreSQL.`;
 
 /** A command-line mistake: printed with the usage, exit code 2. */
 export class ImportUsageError extends Error {
@@ -35,6 +38,8 @@ export interface ImportPlan {
   readonly valuesFile: string | undefined;
   readonly filesDir: string | undefined;
   readonly kind: FileKind;
+  /** The version's reason (DESIGN 14), as `X-Change-Reason` would give it; null without one. */
+  readonly reason: string | null;
 }
 
 export interface ImportContents {
@@ -63,6 +68,7 @@ function parseCommandLine(argv: readonly string[]) {
         productVersion: { type: 'string' },
         envTag: { type: 'string' },
         kind: { type: 'string' },
+        reason: { type: 'string' },
       },
     });
   } catch (error) {
@@ -102,7 +108,13 @@ export async function parseImportArgs(argv: readonly string[]): Promise<ImportPl
     throw new ImportUsageError('give a values file, a files folder, or both');
   }
   if (values.kind !== undefined && filesDir === undefined) throw new ImportUsageError('--kind needs a files folder');
-  return { address, valuesFile, filesDir, kind: kind as FileKind };
+  let reason: string | null;
+  try {
+    reason = changeReason(values.reason);
+  } catch {
+    throw new ImportUsageError('--reason must be at most 200 characters without control characters');
+  }
+  return { address, valuesFile, filesDir, kind: kind as FileKind, reason };
 }
 
 async function readValues(path: string): Promise<Record<string, JsonValue>> {
@@ -151,7 +163,7 @@ export interface ImportSummary {
   readonly files: number | undefined;
 }
 
-/** Replaces the given parts of the layer in one transaction. */
+/** Replaces the given parts of the layer in one transaction, with the layer's next version. */
 export async function importLayer(
   dataSource: DataSource,
   plan: ImportPlan,
@@ -163,7 +175,7 @@ export async function importLayer(
     const layerId = await layers.upsert(plan.address, user);
     if (contents.properties !== undefined) await layers.writeProperties(layerId, contents.properties, 'replace');
     if (contents.files !== undefined) await layers.writeFiles(layerId, plan.kind, contents.files, 'replace');
-    await layers.dropIfEmpty(layerId);
+    await recordLayerChange(historyRepositories(dataSource), tx, layerId, { actor: user, reason: plan.reason });
   });
   return {
     properties: contents.properties === undefined ? undefined : Object.keys(contents.properties).length,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { ConfigLayerRepository, UnitOfWork } from '#database';
 import type { JsonValue } from './config-values.js';
+import { historyRepositories, recordLayerChange } from './layer-history.js';
 import type { LayerAddress } from './layer-address.js';
 
 export const DEV_SEED_HOST = 'dev-host';
@@ -70,12 +71,16 @@ export async function seedDevConfig(dataSource: DataSource, dataDir: string): Pr
   const outcome = await new UnitOfWork(dataSource).run(async (tx): Promise<DevSeedOutcome> => {
     const layers = new ConfigLayerRepository(dataSource).in(tx);
     if ((await layers.find(SERVICE)) !== null || (await layers.find(SERVICE_DEV)) !== null) return 'layers-exist';
+    const history = historyRepositories(dataSource);
+    const author = { actor: 'dev-seed', reason: 'example configuration of npm start' };
     const service = await layers.upsert(SERVICE, 'dev-seed');
     await layers.writeProperties(service, SERVICE_PROPERTIES, 'keep-existing');
+    await recordLayerChange(history, tx, service, author);
     const dev = await layers.upsert(SERVICE_DEV, 'dev-seed');
     await layers.writeProperties(dev, DEV_PROPERTIES, 'keep-existing');
     await layers.writeFiles(dev, 'cert', new Map([['server.crt', DEV_CERT]]), 'keep-existing');
     await layers.writeFiles(dev, 'file', new Map([['logback.xml', DEV_FILE]]), 'keep-existing');
+    await recordLayerChange(history, tx, dev, author);
     return 'seeded';
   });
   await mkdir(dataDir, { recursive: true });

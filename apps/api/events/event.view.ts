@@ -22,7 +22,9 @@ export class EventView {
       'tag.*: the tag (tag.deleted: tagId, tagName, hostId); entity.created|updated: the entity as GET answers ' +
       'it plus entityType; entity.deleted: entityType, entityId, hostId; entity.tagged|untagged: entityType, ' +
       "entityId, tagIds. tagIds lists only the tags the reader can see (global ones and its host's; all for " +
-      'portal.admin), as GET does',
+      'portal.admin), as GET does. config.changed: host, serviceId, productId, productVersion, envTag, version ' +
+      'and keys (the property keys and cert/<name>, file/<name> that changed; never values), only for ' +
+      'portal.admin tokens of that host and global admins',
   })
   readonly data!: Record<string, unknown>;
 }

@@ -4,6 +4,7 @@ import {
   ControlSession,
   EVENTS_CHANNEL,
   TagRepository,
+  type HostVisibility,
   type StoredChangeEvent,
 } from '#database';
 import { ProblemException, SETTINGS, type Settings } from '#platform';
@@ -77,7 +78,13 @@ export class EventsService implements OnModuleInit, OnApplicationShutdown {
       const horizon = await this.horizon();
       if (horizon > after) {
         changed?.cancel();
-        const rows = await this.events.page(visibilityOf(principal), after, horizon, query.limit);
+        const rows = await this.events.page(
+          visibilityOf(principal),
+          after,
+          horizon,
+          query.limit,
+          configHostsOf(principal),
+        );
         const last = rows.at(-1);
         // Fewer rows than asked for: everything up to the horizon was examined, shown or not.
         const next = rows.length === query.limit && last !== undefined ? last.seq : horizon;
@@ -172,6 +179,15 @@ export class EventsService implements OnModuleInit, OnApplicationShutdown {
       },
     };
   }
+}
+
+/**
+ * Whose `config.changed` events `principal` reads (DESIGN 14): a global admin every host's, an admin with
+ * a `host` claim that host's, anyone else none (config values are admin business).
+ */
+function configHostsOf(principal: Principal): HostVisibility {
+  if (!isAdmin(principal)) return { allHosts: false, host: null };
+  return principal.host === null ? { allHosts: true } : { allHosts: false, host: principal.host };
 }
 
 /** The tag ids an event names (`entity.*` events carry them in `data.tagIds`). */

@@ -6,6 +6,7 @@ import type { ChangeEventType } from '../entities/change-event.entity.js';
 import {
   afterCommit,
   BaseRepository,
+  bind,
   duplicateKeyOf,
   visibilityCondition,
   type HostVisibility,
@@ -36,6 +37,16 @@ const appendSql = (first: number): string => {
   order by e.n`;
 };
 const APPEND = appendSql(1);
+
+/**
+ * Which `config.changed` events a reader sees (DESIGN 14): every host's, or those of one host (`host` null:
+ * none, since every config layer has a host). Admins only; the service decides.
+ */
+function configCondition(configHosts: HostVisibility, parameters: unknown[]): string {
+  if (configHosts.allHosts) return '';
+  if (configHosts.host === null) return `and type <> 'config.changed'`;
+  return `and (type <> 'config.changed' or host_id = ${bind(parameters, configHosts.host)})`;
+}
 
 /** One data-modifying statement and its parameters, as a repository builds it for `ChangeEventRepository.recorded`. */
 export interface WriteStatement {
@@ -182,9 +193,15 @@ export class ChangeEventRepository extends BaseRepository {
   }
 
   /** Events in (`after`, `through`] a reader with `visibility` may see, in seq order, at most `limit`. */
-  async page(visibility: HostVisibility, after: number, through: number, limit: number): Promise<StoredChangeEvent[]> {
+  async page(
+    visibility: HostVisibility,
+    after: number,
+    through: number,
+    limit: number,
+    configHosts: HostVisibility = { allHosts: false, host: null },
+  ): Promise<StoredChangeEvent[]> {
     const parameters: unknown[] = [after, through, limit];
-    const visible = visibilityCondition(visibility, 'host_id', parameters);
+    const visible = `${visibilityCondition(visibility, 'host_id', parameters)} ${configCondition(configHosts, parameters)}`;
     const rows = await this.manager.query<(Omit<StoredChangeEvent, 'seq'> & { seq: string })[]>(
       `select seq, type, at, actor, data, tag_hosts as "tagHosts" from change_event
        where seq > $1 and seq <= $2 ${visible} order by seq limit $3`,

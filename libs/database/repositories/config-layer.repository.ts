@@ -102,7 +102,8 @@ export class ConfigLayerRepository extends BaseRepository {
 
   /**
    * Creates the layer row or touches the existing one, and holds its row lock until the transaction ends:
-   * concurrent writers of one layer queue here, so each replace is whole.
+   * concurrent writers of one layer queue here, so each replace is whole. The row stays when the layer is
+   * emptied: it carries the version counter (the ETag) that its history continues (DESIGN 14).
    */
   async upsert(address: LayerAddress, user: string | null): Promise<string> {
     return (await this.upsertVersioned(address, user)).layerId;
@@ -208,21 +209,6 @@ export class ConfigLayerRepository extends BaseRepository {
        select $1, $2, e.key, decode(e.value, 'base64') from jsonb_each_text($3::jsonb) as e
        ${mode === 'keep-existing' ? 'on conflict on constraint pk_config_file do nothing' : ''}`,
       [layerId, kind, JSON.stringify(encoded)],
-    );
-  }
-
-  async exists(layerId: string): Promise<boolean> {
-    const rows = await this.manager.query<unknown[]>('select 1 from config_layer where layer_id = $1', [layerId]);
-    return rows.length > 0;
-  }
-
-  /** A layer with neither properties nor files is removed, so deleted layers leave no rows behind. */
-  async dropIfEmpty(layerId: string): Promise<void> {
-    await this.manager.query(
-      `delete from config_layer l where l.layer_id = $1
-         and not exists (select 1 from config_property p where p.layer_id = l.layer_id)
-         and not exists (select 1 from config_file f where f.layer_id = l.layer_id)`,
-      [layerId],
     );
   }
 

@@ -5,6 +5,13 @@ export {
   type WriteMode,
 } from './config-layer.repository.js';
 export {
+  CONFIG_CHANNEL,
+  ConfigHistoryRepository,
+  type AppendedVersion,
+  type LayerVersionContent,
+  type LayerVersionRecord,
+} from './config-history.repository.js';
+export {
   REGISTER_INSTANCE,
   RuntimeInstanceRepository,
   type InstanceFilter,

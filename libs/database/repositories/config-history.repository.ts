@@ -1,0 +1,223 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { FilesByKind, LayerChange } from '../entities/config-layer-version.entity.js';
+import type { JsonValue, LayerAddress } from '../entities/config-types.js';
+import { BaseRepository } from '../repository.js';
+import { sortedRecord } from '../sorted.js';
+
+/** Channel told of every committed layer version (the controllers' push listens, DESIGN 14). */
+export const CONFIG_CHANNEL = 'bindery_config';
+
+/** A version as history lists it: who, when, why and which names changed; never values. */
+export interface LayerVersionRecord {
+  readonly version: number;
+  readonly at: Date;
+  readonly actor: string | null;
+  readonly reason: string | null;
+  readonly change: LayerChange;
+}
+
+/** A version's whole content (`GET history/{version}`): properties, file hashes, contents when asked for. */
+export interface LayerVersionContent extends LayerVersionRecord {
+  readonly properties: Record<string, JsonValue>;
+  readonly files: FilesByKind<string>;
+  /** Base64 contents by kind and name; only when asked for. */
+  readonly fileContents?: FilesByKind<string>;
+}
+
+/** A version just appended, with the layer's address (for the change feed). */
+export interface AppendedVersion extends LayerVersionRecord {
+  readonly address: LayerAddress;
+}
+
+interface AppendedRow {
+  readonly version: number;
+  readonly at: Date;
+  readonly change: LayerChange;
+  readonly host: string;
+  readonly service_id: string | null;
+  readonly product_id: string | null;
+  readonly product_version: string | null;
+  readonly env_tag: string | null;
+}
+
+/** The `kind/name` → value pairs of a files snapshot column, for diffing beside property keys. */
+const flatFiles = (snapshot: string, column: string): string => `
+  select 'cert/' || e.key as key, e.value from ${snapshot} s, jsonb_each(s.${column}->'cert') e
+  union all
+  select 'file/' || e.key, e.value from ${snapshot} s, jsonb_each(s.${column}->'file') e`;
+
+const byKind = (value: string): string => `jsonb_build_object(
+    'cert', coalesce(jsonb_object_agg(file_name, ${value}) filter (where kind = 'cert'), '{}'),
+    'file', coalesce(jsonb_object_agg(file_name, ${value}) filter (where kind = 'file'), '{}'))`;
+
+/**
+ * Appends the layer's current content as its version `aggregate_version` ($1 layer, $2 actor, $3 reason):
+ * the snapshot, the names added, changed and removed since the previous version (file hashes compared),
+ * and `pg_notify` on CONFIG_CHANNEL, delivered at commit, so never for a rolled-back change. One statement.
+ */
+const APPEND = `
+  with layer as (
+    select layer_id, aggregate_version, host, service_id, product_id, product_version, env_tag
+      from config_layer where layer_id = $1
+  ), files as (
+    select f.kind, f.file_name, encode(sha256(f.content), 'hex') as sha,
+           translate(encode(f.content, 'base64'), E'\\n', '') as b64
+      from config_file f where f.layer_id = $1
+  ), snapshot as (
+    select (select coalesce(jsonb_object_agg(p.property_key, p.property_value), '{}')
+              from config_property p where p.layer_id = $1) as properties,
+           (select ${byKind('sha')} from files) as files,
+           (select ${byKind('b64')} from files) as file_contents
+  ), before as (
+    select v.properties, v.files from config_layer_version v
+     where v.layer_id = $1 order by v.version desc limit 1
+  ), now_names as (
+    select e.key, e.value from snapshot s, jsonb_each(s.properties) e
+    union all ${flatFiles('snapshot', 'files')}
+  ), then_names as (
+    select e.key, e.value from before s, jsonb_each(s.properties) e
+    union all ${flatFiles('before', 'files')}
+  ), diff as (
+    select coalesce(jsonb_agg(n.key order by n.key collate "C") filter (where o.key is null), '[]') as added,
+           coalesce(jsonb_agg(n.key order by n.key collate "C")
+                      filter (where o.key is not null and n.key is not null and n.value <> o.value), '[]') as changed,
+           coalesce(jsonb_agg(o.key order by o.key collate "C") filter (where n.key is null), '[]') as removed,
+           coalesce(jsonb_object_agg(n.key, n.value)
+                      filter (where n.key ~ '^(cert|file)/' and (o.key is null or n.value <> o.value)), '{}') as sha256
+      from now_names n full join then_names o on o.key = n.key
+  ), written as (
+    insert into config_layer_version (layer_id, version, actor, reason, change, properties, files, file_contents)
+    select l.layer_id, l.aggregate_version, $2, $3,
+           jsonb_build_object('added', d.added, 'changed', d.changed, 'removed', d.removed, 'sha256', d.sha256),
+           s.properties, s.files, s.file_contents
+      from layer l, snapshot s, diff d
+    returning version, at, change
+  )
+  select w.version, w.at, w.change, l.host, l.service_id, l.product_id, l.product_version, l.env_tag,
+         pg_notify('${CONFIG_CHANNEL}', json_build_object('host', l.host, 'serviceId', l.service_id,
+           'productId', l.product_id, 'productVersion', l.product_version, 'envTag', l.env_tag,
+           'version', w.version)::text) as notified
+    from written w, layer l`;
+
+/** Puts version $2's content back into the layer's tables ($1 layer); the current rows are deleted first. */
+const RESTORE = `
+  with v as (
+    select properties, file_contents from config_layer_version where layer_id = $1 and version = $2
+  ), properties as (
+    insert into config_property (layer_id, property_key, property_value)
+    select $1, e.key, e.value from v, jsonb_each(v.properties) e
+  )
+  insert into config_file (layer_id, kind, file_name, content)
+  select $1, k.kind, e.key, decode(e.value, 'base64')
+    from v, lateral (values ('cert', v.file_contents->'cert'), ('file', v.file_contents->'file')) as k(kind, m),
+         jsonb_each_text(k.m) e`;
+
+/**
+ * Deletes versions older than $1 days, keeping the last $2 of every layer whatever their age. Versions are
+ * numbered without gaps up to the layer's `aggregate_version`, so the last $2 are those above it minus $2.
+ */
+const PRUNE = `
+  with gone as (
+    delete from config_layer_version v using config_layer l
+     where v.layer_id = l.layer_id and v.at < now() - $1 * interval '1 day'
+       and v.version <= l.aggregate_version - $2
+    returning 1
+  )
+  select count(*)::int as pruned from gone`;
+
+/**
+ * The history of config layers (DESIGN 14): appended in each change's transaction (`in(tx)`), read by
+ * admins, restored by rollback, pruned by age. Every statement about `config_layer_version` lives here.
+ */
+@Injectable()
+export class ConfigHistoryRepository extends BaseRepository {
+  constructor(@InjectDataSource() db: DataSource) {
+    super(db);
+  }
+
+  /** Records the layer's content as its current version; call after the change, inside its transaction. */
+  async append(layerId: string, actor: string | null, reason: string | null): Promise<AppendedVersion> {
+    if (this.manager.queryRunner?.isTransactionActive !== true) {
+      throw new Error('a layer version is appended inside the transaction of its change');
+    }
+    const rows = await this.manager.query<AppendedRow[]>(APPEND, [layerId, actor, reason]);
+    const row = rows[0];
+    if (row === undefined) throw new Error(`config layer ${layerId} does not exist`);
+    return {
+      version: row.version,
+      at: row.at,
+      actor,
+      reason,
+      change: row.change,
+      address: {
+        host: row.host,
+        serviceId: row.service_id,
+        productId: row.product_id,
+        productVersion: row.product_version,
+        envTag: row.env_tag,
+      },
+    };
+  }
+
+  /** The layer's versions, newest first, and how many are kept. */
+  async page(
+    layerId: string,
+    offset: number,
+    limit: number,
+  ): Promise<{ total: number; versions: LayerVersionRecord[] }> {
+    const [versions, counted] = await Promise.all([
+      this.manager.query<LayerVersionRecord[]>(
+        `select version, at, actor, reason, change from config_layer_version
+          where layer_id = $1 order by version desc offset $2 limit $3`,
+        [layerId, offset, limit],
+      ),
+      this.manager.query<{ total: number }[]>(
+        'select count(*)::int as total from config_layer_version where layer_id = $1',
+        [layerId],
+      ),
+    ]);
+    return { total: counted[0]?.total ?? 0, versions };
+  }
+
+  /** One version's content; null when it never existed or was pruned. */
+  async version(layerId: string, version: number, withContents: boolean): Promise<LayerVersionContent | null> {
+    const rows = await this.manager.query<(LayerVersionContent & { fileContents: FilesByKind<string> | null })[]>(
+      `select version, at, actor, reason, change, properties, files,
+              ${withContents ? 'file_contents' : 'null'} as "fileContents"
+         from config_layer_version where layer_id = $1 and version = $2`,
+      [layerId, version],
+    );
+    const row = rows[0];
+    if (row === undefined) return null;
+    const { fileContents, ...rest } = row;
+    const content = { ...rest, properties: sortedRecord(Object.entries(rest.properties)) };
+    return fileContents === null ? content : { ...content, fileContents };
+  }
+
+  /**
+   * Replaces the layer's properties and files with those of `version` (the caller holds the layer's row
+   * lock); false, changing nothing, when that version is not kept.
+   */
+  async restore(layerId: string, version: number): Promise<boolean> {
+    const kept = await this.manager.query<unknown[]>(
+      'select 1 from config_layer_version where layer_id = $1 and version = $2',
+      [layerId, version],
+    );
+    if (kept.length === 0) return false;
+    // Two tables, one statement; the inserts follow as their own statement, after the deletes took effect.
+    await this.manager.query(
+      'with p as (delete from config_property where layer_id = $1) delete from config_file where layer_id = $1',
+      [layerId],
+    );
+    await this.manager.query(RESTORE, [layerId, version]);
+    return true;
+  }
+
+  /** Deletes versions older than `days` days beyond the last `keep` of each layer; answers how many. */
+  async prune(days: number, keep: number): Promise<number> {
+    const rows = await this.manager.query<{ pruned: number }[]>(PRUNE, [days, keep]);
+    return rows[0]?.pruned ?? 0;
+  }
+}
