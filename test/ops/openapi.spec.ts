@@ -141,6 +141,9 @@ const CONFIG_ROUTES: Expected[] = [
     [`/config-server/admin/${what}`, 'delete', ['204', '400', '401', '403', '412'], false],
   ]),
   ['/config-server/admin/layers', 'get', ['200', '400', '401', '403'], false],
+  ['/config-server/admin/history', 'get', ['200', '400', '401', '403'], false],
+  ['/config-server/admin/history/{version}', 'get', ['200', '400', '401', '403', '404'], false],
+  ['/config-server/admin/rollback', 'post', ['200', '400', '401', '403', '404', '412', '428'], false],
 ];
 const API_ROUTES = [...TAG_ROUTES, ...ENTITY_ROUTES, ...CONFIG_ROUTES];
 
