@@ -329,6 +329,59 @@ describeInBrowser('the operator console in headless Chromium', () => {
     await page.close();
   }, 60_000);
 
+  it('shows a layer’s history, the difference of a version, and rolls back after a confirmation', async () => {
+    const host = controller.hostId;
+    const serviceId = unique('hist');
+    const url = `/config-server/admin/properties?host=${host}&serviceId=${serviceId}`;
+    const put = (properties: Record<string, unknown>, reason: string) =>
+      call(api, 'PUT', url, { token: operator, body: { properties }, headers: { 'x-change-reason': reason } });
+    expect((await put({ 'app.mode': 'one', 'app.kept': true }, 'first cut')).statusCode).toBe(200);
+    expect((await put({ 'app.mode': 'two', 'app.extra': 1, 'app.kept': true }, 'try two')).statusCode).toBe(200);
+
+    const page = await signedIn('Config');
+    await page.getByLabel('Host', { exact: true }).fill(host);
+    await page.getByRole('button', { name: 'List layers' }).click();
+    await page.getByRole('button', { name: `Open service ${serviceId} · all environments (host ${host})` }).click();
+    await page.getByRole('button', { name: 'Show history' }).click();
+    const versions = page.getByRole('table', { name: /versions, newest first/ });
+    await versions.waitFor();
+    const rows = await versions.getByRole('row').allTextContents();
+    expect(rows).toHaveLength(3);
+    expect(rows[1]).toContain('try two');
+    expect(rows[1]).toContain('added app.extra; changed app.mode');
+    expect(rows[2]).toContain('first cut');
+
+    // Version 2 against version 1: names with their values before and after.
+    await page.getByRole('button', { name: 'Difference of version 2' }).click();
+    const diff = page.getByRole('table', { name: 'Version 2 against version 1' });
+    await diff.waitFor();
+    expect(await diff.getByRole('row').allTextContents()).toEqual([
+      'NameChangeBeforeAfter',
+      'app.extraadded—1',
+      'app.modechanged"one""two"',
+    ]);
+    await expectAccessible(page);
+
+    // Rollback asks first; confirmed, version 1's content is current as version 3, with the reason given.
+    await page.getByRole('button', { name: 'Roll back to version 1' }).click();
+    const confirm = page.getByRole('group', { name: 'Confirm rollback' });
+    await confirm.waitFor();
+    expect((await call(api, 'GET', url, { token: operator })).headers.etag).toBe('W/"2"');
+    await confirm.getByLabel('Reason (optional)').fill('two broke the shop');
+    await expectAccessible(page);
+    await confirm.getByRole('button', { name: 'Roll back to version 1' }).click();
+    await page.getByRole('table', { name: /^3 versions/ }).waitFor();
+    const now = await call(api, 'GET', url, { token: operator });
+    expect(now.headers.etag).toBe('W/"3"');
+    expect(now.json<{ properties: unknown }>().properties).toEqual({ 'app.kept': true, 'app.mode': 'one' });
+    const history = await call(api, 'GET', `/config-server/admin/history?host=${host}&serviceId=${serviceId}`, {
+      token: operator,
+    });
+    expect(history.json<{ versions: { reason: string }[] }>().versions[0]?.reason).toBe('two broke the shop');
+    await screenshot(page, 'config-history');
+    await page.close();
+  }, 60_000);
+
   it('shows an instance within two seconds of its registration and drops it when its socket closes', async () => {
     const serviceId = unique('inst');
     const page = await signedIn('Instances');

@@ -25,6 +25,8 @@ export interface RequestOptions {
   readonly body?: unknown;
   readonly ifMatch?: string;
   readonly signal?: AbortSignal;
+  /** Further request headers (such as X-Change-Reason). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -36,7 +38,11 @@ export async function request<T>(
   path: string,
   options: RequestOptions = {},
 ): Promise<ApiResponse<T>> {
-  const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
+  const headers: Record<string, string> = {
+    ...options.headers,
+    authorization: `Bearer ${token}`,
+    accept: 'application/json',
+  };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   if (options.ifMatch !== undefined) headers['if-match'] = options.ifMatch;
   let response: Response;

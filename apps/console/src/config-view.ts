@@ -1,5 +1,6 @@
 import { query, request } from './api.js';
 import { bytes, count, field, h, replace, table } from './dom.js';
+import { historyPanel } from './config-history.js';
 import { loadWithRetry, showFailure, type ViewContext } from './view.js';
 
 type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
@@ -67,7 +68,10 @@ function stackOf(address: Address, product: Address | undefined): Address[] {
   return [...(product === undefined ? [] : ladder(product)), ...ladder(address)];
 }
 
-/** Config: the layer list, a layer's merged result with each key's source layer, and editing with If-Match (DESIGN 13). */
+/**
+ * Config: the layer list, a layer's merged result with each key's source layer, editing with If-Match
+ * (DESIGN 13), and the layer's history with differences and rollback (DESIGN 14).
+ */
 export function configView(root: HTMLElement, context: ViewContext): void {
   const { identity } = context;
   const host = h('input', { name: 'host', autocomplete: 'off', value: identity.host ?? '' });
@@ -103,7 +107,7 @@ export function configView(root: HTMLElement, context: ViewContext): void {
       );
     });
 
-  async function open(address: Address, product?: Address): Promise<void> {
+  async function open(address: Address, product?: Address, showHistory = false): Promise<void> {
     try {
       const stack = stackOf(address, product);
       const [layers, files] = await Promise.all([
@@ -162,7 +166,18 @@ export function configView(root: HTMLElement, context: ViewContext): void {
             ),
       );
       detail.append(fileList(files.map((response) => response.body)));
-      if (own !== undefined) detail.append(editor(address, own.body, own.etag));
+      if (own !== undefined) {
+        detail.append(editor(address, own.body, own.etag));
+        detail.append(
+          historyPanel(
+            address,
+            own.etag,
+            context,
+            () => void Promise.all([open(address, product, true), load()]),
+            showHistory,
+          ),
+        );
+      }
     } catch (error) {
       showFailure(context, errors, error);
     }
