@@ -7,7 +7,20 @@ import { join, resolve } from 'node:path';
 
 const BENCH = import.meta.dirname;
 const ROOT = resolve(BENCH, '..');
-const ALL = ['auth', 'filter', 'peer', 'storm', 'reject', 'token', 'watch', 'batch', 'events', 'config', 'push'];
+const ALL = [
+  'auth',
+  'filter',
+  'peer',
+  'storm',
+  'reject',
+  'token',
+  'watch',
+  'batch',
+  'events',
+  'config',
+  'config-history',
+  'push',
+];
 const args = process.argv.slice(2);
 const USAGE = `usage: npm run bench [-- ${ALL.join('|')} ...] [--smoke] [--profile] [--no-build]`;
 if (args.includes('--help') || args.includes('-h')) {

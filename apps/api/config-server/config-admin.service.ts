@@ -51,8 +51,9 @@ export class ConfigAdminService {
       const layerId = await this.lockWritable(tx, author, address, condition);
       const layers = this.layers.in(tx);
       await layers.writeProperties(layerId, properties, 'replace');
-      const { version } = await this.record(tx, layerId, author);
-      return { view: toPropertiesLayerView(address, await layers.properties(layerId)), version };
+      // The version's snapshot is the layer as written: no separate read-back.
+      const appended = await this.record(tx, layerId, author);
+      return { view: toPropertiesLayerView(address, appended.properties), version: appended.version };
     });
   }
 

@@ -12,6 +12,7 @@ import { ConfigLayerVersion1763700010000 } from './1763700010000-config-layer-ve
 import { TagCount1763700011000 } from './1763700011000-tag-count.js';
 import { ChangeEventTagHosts1763700012000 } from './1763700012000-change-event-tag-hosts.js';
 import { ConfigHistory1763700013000 } from './1763700013000-config-history.js';
+import { ConfigHistoryAppend1763700013500 } from './1763700013500-config-history-append.js';
 
 /** Every migration, oldest first; add new ones at the end. */
 export const migrations = [
@@ -29,4 +30,5 @@ export const migrations = [
   TagCount1763700011000,
   ChangeEventTagHosts1763700012000,
   ConfigHistory1763700013000,
+  ConfigHistoryAppend1763700013500,
 ];

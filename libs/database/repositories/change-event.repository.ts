@@ -17,7 +17,7 @@ export const EVENTS_CHANNEL = 'bindery_events';
 
 // Writers hold it shared from taking their seq until commit; a reader's horizon is read holding it
 // exclusively, when no writer is between its seq and its commit: every seq up to the horizon is final.
-const FEED_LOCK = 7_243_003;
+export const FEED_LOCK = 7_243_003;
 
 // The lock comes first (the join yields no row before it is held), then each event's seq in array order.
 // An event with `tagIds` records each tag's host as it is now, so the feed can still judge a tag deleted
@@ -143,6 +143,15 @@ export class ChangeEventRepository extends BaseRepository {
     }
     await this.manager.query(APPEND, appendParameters(events));
     if (this.tx !== undefined) afterCommit(this.tx, () => this.waker.wake());
+  }
+
+  /**
+   * Events were appended in this transaction by a statement of another repository (under FEED_LOCK, as
+   * `append` does: ConfigHistoryRepository): the feed's readers are woken after the commit all the same.
+   */
+  appendedElsewhere(): void {
+    if (this.tx === undefined) throw new Error('appendedElsewhere() is for a transaction (in(tx))');
+    afterCommit(this.tx, () => this.waker.wake());
   }
 
   /**

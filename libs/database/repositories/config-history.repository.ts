@@ -5,6 +5,7 @@ import type { FilesByKind, LayerChange } from '../entities/config-layer-version.
 import type { JsonValue, LayerAddress } from '../entities/config-types.js';
 import { BaseRepository } from '../repository.js';
 import { sortedRecord } from '../sorted.js';
+import { FEED_LOCK } from './change-event.repository.js';
 
 /** Channel told of every committed layer version (the controllers' push listens, DESIGN 14). */
 export const CONFIG_CHANNEL = 'bindery_config';
@@ -26,15 +27,17 @@ export interface LayerVersionContent extends LayerVersionRecord {
   readonly fileContents?: FilesByKind<string>;
 }
 
-/** A version just appended, with the layer's address (for the change feed). */
+/** A version just appended, with the layer's address and its properties now. */
 export interface AppendedVersion extends LayerVersionRecord {
   readonly address: LayerAddress;
+  readonly properties: Record<string, JsonValue>;
 }
 
 interface AppendedRow {
   readonly version: number;
   readonly at: Date;
   readonly change: LayerChange;
+  readonly properties: Record<string, JsonValue>;
   readonly host: string;
   readonly service_id: string | null;
   readonly product_id: string | null;
@@ -42,64 +45,14 @@ interface AppendedRow {
   readonly env_tag: string | null;
 }
 
-/** The `kind/name` → value pairs of a files snapshot column, for diffing beside property keys. */
-const flatFiles = (snapshot: string, column: string): string => `
-  select 'cert/' || e.key as key, e.value from ${snapshot} s, jsonb_each(s.${column}->'cert') e
-  union all
-  select 'file/' || e.key, e.value from ${snapshot} s, jsonb_each(s.${column}->'file') e`;
-
-const byKind = (value: string): string => `jsonb_build_object(
-    'cert', coalesce(jsonb_object_agg(file_name, ${value}) filter (where kind = 'cert'), '{}'),
-    'file', coalesce(jsonb_object_agg(file_name, ${value}) filter (where kind = 'file'), '{}'))`;
-
 /**
- * Appends the layer's current content as its version `aggregate_version` ($1 layer, $2 actor, $3 reason):
- * the snapshot, the names added, changed and removed since the previous version (file hashes compared),
- * and `pg_notify` on CONFIG_CHANNEL, delivered at commit, so never for a rolled-back change. One statement.
+ * Appends the layer's current content as its version, with the names that changed, its `config.changed`
+ * event and the NOTIFY the push listens for (delivered at commit): function `config_layer_append_version`,
+ * migration ConfigHistoryAppend.
  */
 const APPEND = `
-  with layer as (
-    select layer_id, aggregate_version, host, service_id, product_id, product_version, env_tag
-      from config_layer where layer_id = $1
-  ), files as (
-    select f.kind, f.file_name, encode(sha256(f.content), 'hex') as sha,
-           translate(encode(f.content, 'base64'), E'\\n', '') as b64
-      from config_file f where f.layer_id = $1
-  ), snapshot as (
-    select (select coalesce(jsonb_object_agg(p.property_key, p.property_value), '{}')
-              from config_property p where p.layer_id = $1) as properties,
-           (select ${byKind('sha')} from files) as files,
-           (select ${byKind('b64')} from files) as file_contents
-  ), before as (
-    select v.properties, v.files from config_layer_version v
-     where v.layer_id = $1 order by v.version desc limit 1
-  ), now_names as (
-    select e.key, e.value from snapshot s, jsonb_each(s.properties) e
-    union all ${flatFiles('snapshot', 'files')}
-  ), then_names as (
-    select e.key, e.value from before s, jsonb_each(s.properties) e
-    union all ${flatFiles('before', 'files')}
-  ), diff as (
-    select coalesce(jsonb_agg(n.key order by n.key collate "C") filter (where o.key is null), '[]') as added,
-           coalesce(jsonb_agg(n.key order by n.key collate "C")
-                      filter (where o.key is not null and n.key is not null and n.value <> o.value), '[]') as changed,
-           coalesce(jsonb_agg(o.key order by o.key collate "C") filter (where n.key is null), '[]') as removed,
-           coalesce(jsonb_object_agg(n.key, n.value)
-                      filter (where n.key ~ '^(cert|file)/' and (o.key is null or n.value <> o.value)), '{}') as sha256
-      from now_names n full join then_names o on o.key = n.key
-  ), written as (
-    insert into config_layer_version (layer_id, version, actor, reason, change, properties, files, file_contents)
-    select l.layer_id, l.aggregate_version, $2, $3,
-           jsonb_build_object('added', d.added, 'changed', d.changed, 'removed', d.removed, 'sha256', d.sha256),
-           s.properties, s.files, s.file_contents
-      from layer l, snapshot s, diff d
-    returning version, at, change
-  )
-  select w.version, w.at, w.change, l.host, l.service_id, l.product_id, l.product_version, l.env_tag,
-         pg_notify('${CONFIG_CHANNEL}', json_build_object('host', l.host, 'serviceId', l.service_id,
-           'productId', l.product_id, 'productVersion', l.product_version, 'envTag', l.env_tag,
-           'version', w.version)::text) as notified
-    from written w, layer l`;
+  select version, at, change, properties, host, service_id, product_id, product_version, env_tag
+    from config_layer_append_version($1, $2, $3, $4)`;
 
 /** Puts version $2's content back into the layer's tables ($1 layer); the current rows are deleted first. */
 const RESTORE = `
@@ -137,12 +90,15 @@ export class ConfigHistoryRepository extends BaseRepository {
     super(db);
   }
 
-  /** Records the layer's content as its current version; call after the change, inside its transaction. */
+  /**
+   * Records the layer's content as its current version and appends its `config.changed` event; call after
+   * the change, inside its transaction, then `ChangeEventRepository.appendedElsewhere()`.
+   */
   async append(layerId: string, actor: string | null, reason: string | null): Promise<AppendedVersion> {
     if (this.manager.queryRunner?.isTransactionActive !== true) {
       throw new Error('a layer version is appended inside the transaction of its change');
     }
-    const rows = await this.manager.query<AppendedRow[]>(APPEND, [layerId, actor, reason]);
+    const rows = await this.manager.query<AppendedRow[]>(APPEND, [layerId, actor, reason, FEED_LOCK]);
     const row = rows[0];
     if (row === undefined) throw new Error(`config layer ${layerId} does not exist`);
     return {
@@ -151,6 +107,7 @@ export class ConfigHistoryRepository extends BaseRepository {
       actor,
       reason,
       change: row.change,
+      properties: sortedRecord(Object.entries(row.properties)),
       address: {
         host: row.host,
         serviceId: row.service_id,

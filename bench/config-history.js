@@ -1,0 +1,111 @@
+// 11. Config history's cost: the admin properties write exactly as the api runs it (ConfigAdminService
+// .putProperties from dist/: row lock and version, replace, read back, plus the version with its snapshot,
+// diff, pg_notify and config.changed event) vs the same write without the history (the same repositories'
+// statements, minus the version and the event), alternating in one process on one database. Measured below
+// HTTP, so the history's share is not diluted by routing, token checks and serialisation.
+import { join } from 'node:path';
+import { alternate, benchDatabase, DIST, log, median, row, runBenchmark, SMOKE } from './lib.js';
+
+const ROUNDS = SMOKE ? 1 : 3;
+const SECONDS = SMOKE ? 2 : 8;
+const WORKERS = 8;
+const LAYERS_PER_WORKER = 4;
+const PROPERTIES_PER_LAYER = 25;
+
+const database = await import(join(DIST, 'libs/database/index.js'));
+const { ConfigAdminService } = await import(join(DIST, 'apps/api/config-server/config-admin.service.js'));
+const { DataSource } = await import('typeorm');
+
+const address = (worker, layer, side) => ({
+  host: 'bench-host',
+  serviceId: `svc-${side}-${worker}-${layer}`,
+  productId: null,
+  productVersion: null,
+  envTag: 'prod',
+});
+
+/** 25 properties, one of which changes with every write (so each version has something to diff). */
+const propertiesOf = (n) => {
+  const properties = {};
+  for (let k = 0; k < PROPERTIES_PER_LAYER; k += 1) properties[`app.key${k}`] = `value ${k}`;
+  properties['app.counter'] = n;
+  return properties;
+};
+
+/** `WORKERS` writers, each cycling over its own layers, for `SECONDS`; answers writes per second. */
+async function measure(write) {
+  let writes = 0;
+  const deadline = Date.now() + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: WORKERS }, async (_, worker) => {
+      for (let n = 0; Date.now() < deadline; n += 1) {
+        await write(worker, n % LAYERS_PER_WORKER, n);
+        writes += 1;
+      }
+    }),
+  );
+  return { rps: writes / SECONDS };
+}
+
+await runBenchmark(
+  'config-history',
+  'config write with history (version, diff, NOTIFY, event) vs without',
+  async () => {
+    const db = await benchDatabase('confighistory');
+    const source = new DataSource(database.dataSourceOptions({ url: db.url, poolSize: 10 }));
+    await source.initialize();
+    const work = new database.UnitOfWork(source);
+    const layers = new database.ConfigLayerRepository(source);
+    const admin = new ConfigAdminService(
+      work,
+      layers,
+      new database.ConfigHistoryRepository(source),
+      new database.ChangeEventRepository(source),
+    );
+    const author = { actor: 'bench', reason: 'bench write' };
+    // Each layer also holds a 2 KiB cert, so every version hashes and keeps a file too.
+    const cert = new Map([['server.crt', Buffer.alloc(2048, 7)]]);
+    for (const side of ['with', 'without']) {
+      for (let worker = 0; worker < WORKERS; worker += 1) {
+        for (let layer = 0; layer < LAYERS_PER_WORKER; layer += 1) {
+          await admin.putFiles(author, address(worker, layer, side), 'cert', cert, undefined);
+        }
+      }
+    }
+    const withHistory = (worker, layer, n) =>
+      admin.putProperties(author, address(worker, layer, 'with'), propertiesOf(n), undefined);
+    // The same statements as putProperties, without recordLayerChange.
+    const withoutHistory = (worker, layer, n) =>
+      work.run(async (tx) => {
+        const { layerId } = await layers.in(tx).upsertVersioned(address(worker, layer, 'without'), author.actor);
+        await layers.in(tx).writeProperties(layerId, propertiesOf(n), 'replace');
+        return layers.in(tx).properties(layerId);
+      });
+    log('warm-up');
+    await measure(withHistory);
+    await measure(withoutHistory);
+    const [on, off] = await alternate(
+      ROUNDS,
+      () => measure(withHistory),
+      () => measure(withoutHistory),
+    );
+    await source.destroy();
+    return {
+      rows: [
+        row(
+          'admin properties write, history on vs off',
+          median(on.map((r) => r.rps)),
+          median(off.map((r) => r.rps)),
+          'writes/s',
+          0.85,
+        ),
+      ],
+      notes: [
+        `${WORKERS} concurrent writers over ${WORKERS * LAYERS_PER_WORKER} layers of ${PROPERTIES_PER_LAYER} ` +
+          `properties and one 2 KiB cert, one key changing per write; pool of 10; ${SECONDS} s per run, median of ` +
+          `${ROUNDS} alternating run(s). With history each write also appends the version (snapshot of properties ` +
+          'and file hashes/contents, diff against the previous version, pg_notify) and the config.changed event.',
+      ],
+    };
+  },
+);
