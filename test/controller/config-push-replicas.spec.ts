@@ -17,25 +17,28 @@ const apis: { process: Spawned; url: string }[] = [];
 const controllers: { process: Spawned; wsUrl: string }[] = [];
 let adminToken: string;
 
-async function startApi(): Promise<void> {
+async function startApi(): Promise<{ process: Spawned; url: string }> {
   const port = await freePort();
   const process = await startBuilt('apps/api/main.js', port, { API_PORT: String(port), CONTROLLER_HOST_ID: hostId });
-  apis.push({ process, url: `http://127.0.0.1:${port}` });
+  return { process, url: `http://127.0.0.1:${port}` };
 }
 
-async function startController(host: string): Promise<void> {
+async function startController(host: string): Promise<{ process: Spawned; wsUrl: string }> {
   const port = await freePort();
   const process = await startBuilt('apps/controller/main.js', port, {
     CONTROLLER_PORT: String(port),
     CONTROLLER_HOST_ID: host,
   });
-  controllers.push({ process, wsUrl: `ws://127.0.0.1:${port}${WS_PATH}` });
+  return { process, wsUrl: `ws://127.0.0.1:${port}${WS_PATH}` };
 }
 
 beforeAll(async () => {
   await migrate(process.env.DATABASE_URL ?? '');
-  await Promise.all([startApi(), startApi()]);
-  await Promise.all([startController(hostId), startController(hostId), startController(otherHostId)]);
+  // In the order they were asked for, not the order they became ready: the third is the other host's.
+  apis.push(...(await Promise.all([startApi(), startApi()])));
+  controllers.push(
+    ...(await Promise.all([startController(hostId), startController(hostId), startController(otherHostId)])),
+  );
   adminToken = await callers.admin();
 }, 90_000);
 
