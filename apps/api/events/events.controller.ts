@@ -13,7 +13,7 @@ export class EventsController {
 
   @Get()
   @ApiOperation({
-    summary: 'Changes to tags, entities and their links, in commit order (long-poll with wait)',
+    summary: 'Changes to tags, entities, their links and config layers, in commit order (long-poll with wait)',
     description:
       "Resume from the previous answer's next: nothing is missed and nothing seen twice. Events of resources " +
       'the caller cannot see are left out, but next still moves past them.',

@@ -111,8 +111,21 @@ export class EventNames {
         return `Tagged ${this.entity(data)} with ${list}`;
       case 'entity.untagged':
         return `Removed ${list} from ${this.entity(data)}`;
+      case 'config.changed':
+        return configChange(data);
       default:
         return JSON.stringify(data);
     }
   }
+}
+
+/** `config.changed` (DESIGN 14): the layer's address, its new version and the names that changed, never values. */
+function configChange(data: Readonly<Record<string, unknown>>): string {
+  const owner =
+    text(data.serviceId) ?? [text(data.productId), text(data.productVersion)].filter((p) => p !== undefined).join(' ');
+  const env = text(data.envTag);
+  const keys = Array.isArray(data.keys) ? data.keys.filter((k): k is string => typeof k === 'string') : [];
+  const layer = `${text(data.host) ?? '?'} / ${owner}${env === undefined ? '' : ` / ${env}`}`;
+  const version = typeof data.version === 'number' ? ` (version ${data.version})` : '';
+  return `Changed config ${layer}${version}: ${keys.length === 0 ? 'nothing' : keys.join(', ')}`;
 }

@@ -23,7 +23,7 @@ export function eventsView(root: HTMLElement, context: ViewContext): void {
   replace(
     root,
     h('h1', {}, 'Events'),
-    h('p', {}, 'Changes to tags, entities and their links, newest first, as they commit.'),
+    h('p', {}, 'Changes to tags, entities, their links and config layers, newest first, as they commit.'),
     errors,
     list,
   );
@@ -32,7 +32,7 @@ export function eventsView(root: HTMLElement, context: ViewContext): void {
     const rows = shown.map((event) => [
       String(event.seq),
       time(event.at),
-      h('code', {}, event.type),
+      h('code', { class: 'event-type' }, event.type),
       event.actor ?? '—',
       names.describe(event),
     ]);
