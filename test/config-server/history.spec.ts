@@ -145,6 +145,15 @@ describe('versions', () => {
     // Paged, newest first.
     const page = await call(api, 'GET', `/config-server/admin/history?${q}&offset=2&limit=2`, { token: alice });
     expect(page.json<{ total: number; versions: Version[] }>().versions.map((v) => v.version)).toEqual([6, 5]);
+    // The page parameters are validated as on every list (the DTO is the address and PageQueryDto together).
+    for (const [bad, field] of [
+      ['offset=-1', 'offset'],
+      ['limit=1001', 'limit'],
+    ] as const) {
+      const refused = await call(api, 'GET', `/config-server/admin/history?${q}&${bad}`, { token: alice });
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json<{ errors: { field: string }[] }>().errors.map((e) => e.field)).toEqual([field]);
+    }
     // The layer's ETag is its last version.
     const got = await call(api, 'GET', `/config-server/admin/properties?${q}`, { token: alice });
     expect(got.headers.etag).toBe('W/"8"');

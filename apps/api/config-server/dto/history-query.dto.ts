@@ -1,25 +1,10 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
-import { MAX_PAGE_SIZE, Scalar, toInt } from '#platform';
+import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
+import { IsIn, IsInt, IsOptional, Min } from 'class-validator';
+import { PageQueryDto, Scalar, toInt } from '#platform';
 import { AddressQueryDto } from './address-query.dto.js';
 
 /** Query of GET /config-server/admin/history: a layer address and a page (DESIGN 14). */
-export class HistoryQueryDto extends AddressQueryDto {
-  @ApiPropertyOptional({ type: 'integer', default: 0, minimum: 0 })
-  @IsOptional()
-  @Scalar(toInt)
-  @IsInt()
-  @Min(0)
-  offset = 0;
-
-  @ApiPropertyOptional({ type: 'integer', default: 20, minimum: 1, maximum: MAX_PAGE_SIZE })
-  @IsOptional()
-  @Scalar(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  limit = 20;
-}
+export class HistoryQueryDto extends IntersectionType(AddressQueryDto, PageQueryDto) {}
 
 /** Query of GET /config-server/admin/history/{version}: a layer address, and file contents on request. */
 export class VersionQueryDto extends AddressQueryDto {
