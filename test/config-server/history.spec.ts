@@ -23,7 +23,8 @@ beforeAll(async () => {
   api = await startApi();
   db = api.app.get(DataSource);
   alice = await token({ sub: 'alice', scope: 'portal.admin' });
-  listener = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  // LISTEN needs a session of its own: behind a transaction pooler that is DATABASE_SESSION_URL (DESIGN 15).
+  listener = new pg.Client({ connectionString: process.env.DATABASE_SESSION_URL || process.env.DATABASE_URL });
   await listener.connect();
   listener.on('notification', (n) => {
     if (n.channel === CONFIG_CHANNEL) notifications.push(n.payload ?? '');
