@@ -37,7 +37,8 @@ const PAGE = 20;
 /** What fetch can send in a header (ISO-8859-1 without control characters); the api takes 200 characters. */
 const REASON_TEXT = /^[\u0020-\u007e\u00a0-\u00ff]{0,200}$/;
 
-const addressQuery = (address: HistoryAddress, extra: Record<string, string | number> = {}): string =>
+/** The query string naming one layer (DESIGN 7), plus `extra` parameters. */
+export const addressQuery = (address: HistoryAddress, extra: Record<string, string | number> = {}): string =>
   query({
     host: address.host,
     serviceId: address.serviceId ?? undefined,

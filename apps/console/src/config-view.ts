@@ -1,17 +1,11 @@
 import { query, request } from './api.js';
 import { bytes, count, field, h, replace, table } from './dom.js';
-import { historyPanel } from './config-history.js';
+import { addressQuery, historyPanel, type HistoryAddress } from './config-history.js';
 import { loadWithRetry, showFailure, type ViewContext } from './view.js';
 
 type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 
-interface Address {
-  readonly host: string;
-  readonly serviceId: string | null;
-  readonly productId: string | null;
-  readonly productVersion: string | null;
-  readonly envTag: string | null;
-}
+type Address = HistoryAddress;
 
 interface LayerSummary extends Address {
   readonly aggregateVersion: number;
@@ -41,15 +35,6 @@ function decodedSize(base64: string): number {
   const padding = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0;
   return Math.floor((base64.length * 3) / 4) - padding;
 }
-
-const addressQuery = (address: Address): string =>
-  query({
-    host: address.host,
-    serviceId: address.serviceId ?? undefined,
-    productId: address.productId ?? undefined,
-    productVersion: address.productVersion ?? undefined,
-    envTag: address.envTag ?? undefined,
-  });
 
 function label(address: Address): string {
   const owner =
