@@ -194,44 +194,6 @@ export class EntitiesService {
   }
 
   /**
-   * Adds (or removes) links to `tagIds` without touching the entity's other links: one operation of
-   * `POST /tags/batch`, in the caller's transaction `tx`, with the rules of the single writes (visibility,
-   * write access, unknown tag ids, at most MAX_TAGS_PER_ENTITY tags). The entity's row is locked first, so
-   * concurrent additions to one entity are counted one after the other and the cap holds.
-   */
-  async changeTags(
-    tx: Tx,
-    def: EntityTypeDefinition,
-    principal: Principal,
-    id: string,
-    op: 'add' | 'remove',
-    requested: readonly string[],
-  ): Promise<void> {
-    const found = await this.requestedTags(tx, principal, requested);
-    const current = await this.lockWritable(tx, def, principal, id, { any: true });
-    const tagIds = knownTags(found).map((tag) => tag.tagId);
-    const links = this.links.in(tx);
-    let added: string[] = [];
-    let removed: string[] = [];
-    if (op === 'add') {
-      const linked = await links.link(def.entityType, id, current.hostId, tagIds);
-      if (linked.total > MAX_TAGS_PER_ENTITY) {
-        throw badRequest(
-          `${def.entityType} ${id} would have ${linked.total} tags; at most ${MAX_TAGS_PER_ENTITY} are allowed`,
-          [{ field: 'tagIds', message: `at most ${MAX_TAGS_PER_ENTITY} tags per entity` }],
-        );
-      }
-      added = linked.added;
-    } else {
-      removed = await links.unlink(def.entityType, id, tagIds);
-    }
-    if (added.length === 0 && removed.length === 0) return;
-    const version = written(principal, current.aggregateVersion + 1);
-    await this.entities.in(tx).updateVersion(def, id, version);
-    await this.events.in(tx).append(linkEvents(principal, def, id, current.hostId, added, removed));
-  }
-
-  /**
    * Writes `changes` plus the audit fields and the next version; answers the new representation (the linked
    * tags the writer can see) and every linked tag id, for the change event (the feed filters per reader).
    */
@@ -264,9 +226,9 @@ export class EntitiesService {
    * Looks up the requested tags the caller can see (`knownTags` answers 400 for the others), locking them
    * so they cannot be deleted until the transaction ends and the links can always be written. Writers call
    * it before locking the entity: tags first, then entities, the order a tag's deletion takes them too,
-   * so a write and a deletion never wait for each other in a circle.
+   * so a write and a deletion never wait for each other in a circle. A batch looks up all its operations' tags at once.
    */
-  private async requestedTags(tx: Tx, principal: Principal, requested: readonly string[]): Promise<RequestedTags> {
+  async requestedTags(tx: Tx, principal: Principal, requested: readonly string[]): Promise<RequestedTags> {
     const ids = sortedIds(requested);
     const hosts =
       ids.length === 0
@@ -325,15 +287,19 @@ export class EntitiesService {
   }
 }
 
-interface LinkChange {
+/** The links a write added and removed (tag ids). */
+export interface LinkChange {
   readonly added: readonly string[];
   readonly removed: readonly string[];
 }
 
 const NO_CHANGE: LinkChange = { added: [], removed: [] };
 
-/** Requested tag ids (sorted, distinct) and the host of each that names a tag the caller can see. */
-interface RequestedTags {
+/**
+ * Requested tag ids (sorted, distinct) and the host of each that names a tag the caller can see (`hosts` may
+ * hold more tags than `ids`: a batch looks up every operation's tags at once).
+ */
+export interface RequestedTags {
   readonly ids: readonly string[];
   readonly hosts: ReadonlyMap<string, string | null>;
 }
@@ -343,8 +309,31 @@ interface LinkedTag {
   readonly hostId: string | null;
 }
 
+/**
+ * Adding (`add`) or removing the links to `tagIds` (known, visible tags) on an entity whose links are now
+ * `linked` (every host's tags): the links that change, or 400 when the entity would carry more than
+ * MAX_TAGS_PER_ENTITY tags. The caller holds the entity's row lock, so `linked` cannot move meanwhile.
+ */
+export function tagChange(
+  def: EntityTypeDefinition,
+  id: string,
+  op: 'add' | 'remove',
+  tagIds: readonly string[],
+  linked: ReadonlySet<string>,
+): LinkChange {
+  if (op === 'remove') return { added: [], removed: tagIds.filter((tagId) => linked.has(tagId)) };
+  const added = tagIds.filter((tagId) => !linked.has(tagId));
+  const total = linked.size + added.length;
+  if (total > MAX_TAGS_PER_ENTITY) {
+    throw badRequest(`${def.entityType} ${id} would have ${total} tags; at most ${MAX_TAGS_PER_ENTITY} are allowed`, [
+      { field: 'tagIds', message: `at most ${MAX_TAGS_PER_ENTITY} tags per entity` },
+    ]);
+  }
+  return { added, removed: [] };
+}
+
 /** The requested tags, or 400 listing the ids that name no tag the caller can see (DESIGN 5.2). */
-function knownTags(requested: RequestedTags): LinkedTag[] {
+export function knownTags(requested: RequestedTags): LinkedTag[] {
   const unknown = requested.ids.filter((tagId) => !requested.hosts.has(tagId));
   if (unknown.length > 0) {
     throw badRequest(
@@ -366,7 +355,7 @@ function ownFields(def: EntityTypeDefinition, input: EntityInput): Record<string
 }
 
 /** Who wrote, when, and the version that write makes. */
-function written(
+export function written(
   principal: Principal,
   aggregateVersion: number,
 ): Pick<TaggableEntity, 'updateUser' | 'updateTs' | 'aggregateVersion'> {
@@ -374,7 +363,7 @@ function written(
 }
 
 /** How answers name the type's entities: `schema` and `schemaId`. */
-function nameOf(def: EntityTypeDefinition): ResourceName {
+export function nameOf(def: EntityTypeDefinition): ResourceName {
   return { kind: def.entityType, idField: def.idField };
 }
 

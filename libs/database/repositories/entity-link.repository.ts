@@ -6,6 +6,34 @@ import { EntityTag } from '../entities/entity-tag.entity.js';
 import { Tag } from '../entities/tag.entity.js';
 import { BaseRepository, bind, visibilityCondition, whereVisible, type HostVisibility } from '../repository.js';
 
+/** An entity a batch holds (`lockEntities`): its host and its version when locked. */
+export interface LockedEntity {
+  readonly entityType: string;
+  readonly entityId: string;
+  readonly hostId: string | null;
+  readonly aggregateVersion: number;
+}
+
+/** One link of a batch's changes (links added also carry their entity's host). */
+interface BatchLink {
+  readonly entityType: string;
+  readonly entityId: string;
+  readonly tagId: string;
+}
+
+/** A batch's net changes (`applyBatch`): links removed and added, and the entities' new versions. */
+export interface LinkBatch {
+  readonly removed: readonly BatchLink[];
+  readonly added: readonly (BatchLink & { readonly entityHostId: string | null })[];
+  readonly versions: readonly {
+    readonly entityType: string;
+    readonly entityId: string;
+    readonly aggregateVersion: number;
+    readonly updateUser: string | null;
+    readonly updateTs: Date;
+  }[];
+}
+
 /**
  * The links between entities of any type and tags (`entity_tag`). `entity_id` is polymorphic and has no
  * foreign key, so the service removes an entity's links with it; a tag's go by ON DELETE CASCADE.
@@ -64,10 +92,8 @@ export class EntityLinkRepository extends BaseRepository {
   ): Promise<{ entityType: string; entityId: string; hostId: string | null }[]> {
     if (tables.length === 0) return [];
     const named = tables.map((table, i) => {
-      const metadata = this.manager.connection.getMetadata(table.entity);
-      const id = metadata.findColumnWithPropertyName(table.idField)?.databaseName;
-      if (id === undefined) throw new Error(`${table.entityType} has no column for ${table.idField}`);
-      return { alias: `t${i}`, n: i, table: metadata.tableName, id };
+      const { name, id } = this.tableOf(table);
+      return { alias: `t${i}`, n: i, table: name, id };
     });
     const types = tables.map((table) => table.entityType);
     // In id order within each type, types in a fixed order: concurrent deletions of tags lock shared entities alike.
@@ -97,6 +123,95 @@ export class EntityLinkRepository extends BaseRepository {
        order by entity_type, entity_id`,
       [tagId, audit.updateUser, audit.updateTs, ...types, types],
     );
+  }
+
+  /**
+   * Locks (FOR UPDATE) the existing entities among `ids` of each of `tables` and answers them with their
+   * host and version: one statement for a whole batch. Types in the order of `tables` (pass them in
+   * declaration order), ids in order within each, as `detachTag` takes them, so lockers of several entities
+   * never wait for each other in a circle. The caller has locked the tags it links first.
+   */
+  async lockEntities(
+    tables: readonly { readonly table: EntityTable; readonly ids: readonly string[] }[],
+  ): Promise<LockedEntity[]> {
+    const present = tables.filter(({ ids }) => ids.length > 0);
+    if (present.length === 0) return [];
+    const locks = present.map(({ table }, i) => {
+      const { name, id } = this.tableOf(table);
+      return `t${i} as (select $${2 * i + 1}::varchar as entity_type, e.${id} as entity_id, e.host_id,
+        e.aggregate_version from ${name} e where e.${id} = any($${2 * i + 2}::varchar[]) order by e.${id} for update of e)`;
+    });
+    return this.manager.query<LockedEntity[]>(
+      `with ${locks.join(', ')}
+       select entity_type as "entityType", entity_id as "entityId", host_id as "hostId",
+         aggregate_version as "aggregateVersion"
+       from (${present.map((_, i) => `select * from t${i}`).join(' union all ')}) u`,
+      present.flatMap(({ table, ids }) => [table.entityType, ids]),
+    );
+  }
+
+  /**
+   * Every link of the given entities (`entityTypes[i]`, `entityIds[i]`), whatever the tag's host, as tag ids
+   * by entity. Read in a statement after the one that locked them, so it sees links committed meanwhile.
+   */
+  async linksOfMany(
+    entityTypes: readonly string[],
+    entityIds: readonly string[],
+  ): Promise<{ entityType: string; entityId: string; tagIds: string[] }[]> {
+    if (entityIds.length === 0) return [];
+    return this.manager.query<{ entityType: string; entityId: string; tagIds: string[] }[]>(
+      `select et.entity_type as "entityType", et.entity_id as "entityId", array_agg(et.tag_id) as "tagIds"
+       from entity_tag et
+       where (et.entity_type, et.entity_id) in (select * from unnest($1::varchar[], $2::varchar[]))
+       group by et.entity_type, et.entity_id`,
+      [entityTypes, entityIds],
+    );
+  }
+
+  /**
+   * Writes a batch's link changes in one statement: removes `removed`, inserts `added` (with each entity's
+   * host), and gives each entity of `versions` its next version and audit fields. The caller holds every
+   * entity concerned (`lockEntities`) and the tags added, and has worked out the net changes, so no link
+   * is both removed and added and none added exists already.
+   */
+  async applyBatch(tables: readonly EntityTable[], changes: LinkBatch): Promise<void> {
+    const parameters: unknown[] = [];
+    const column = <T>(rows: readonly T[], pick: (row: T) => unknown, type: string): string =>
+      `${bind(parameters, rows.map(pick))}::${type}[]`;
+    const parts: string[] = [];
+    const { removed, added, versions } = changes;
+    if (removed.length > 0) {
+      parts.push(`gone as (delete from entity_tag where (entity_type, entity_id, tag_id) in (select * from unnest(
+        ${column(removed, (l) => l.entityType, 'varchar')}, ${column(removed, (l) => l.entityId, 'varchar')},
+        ${column(removed, (l) => l.tagId, 'varchar')})))`);
+    }
+    if (added.length > 0) {
+      parts.push(`made as (insert into entity_tag (entity_type, entity_id, entity_host_id, tag_id) select * from unnest(
+        ${column(added, (l) => l.entityType, 'varchar')}, ${column(added, (l) => l.entityId, 'varchar')},
+        ${column(added, (l) => l.entityHostId, 'varchar')}, ${column(added, (l) => l.tagId, 'varchar')}))`);
+    }
+    tables.forEach((table, i) => {
+      const rows = versions.filter((v) => v.entityType === table.entityType);
+      if (rows.length === 0) return;
+      const { name, id } = this.tableOf(table);
+      parts.push(`v${i} as (update ${name} e set update_user = v.update_user, update_ts = v.update_ts,
+          aggregate_version = v.aggregate_version
+        from unnest(${column(rows, (r) => r.entityId, 'varchar')}, ${column(rows, (r) => r.aggregateVersion, 'int')},
+          ${column(rows, (r) => r.updateUser, 'varchar')}, ${column(rows, (r) => r.updateTs, 'timestamptz')})
+          as v(entity_id, aggregate_version, update_user, update_ts)
+        where e.${id} = v.entity_id)`);
+    });
+    if (parts.length === 0) return;
+    // A SELECT at the top, so the driver answers rows; data-modifying CTEs run to completion regardless.
+    await this.manager.query(`with ${parts.join(', ')} select 1`, parameters);
+  }
+
+  /** The table's name and id column, from TypeORM's metadata. */
+  private tableOf(table: EntityTable): { name: string; id: string } {
+    const metadata = this.manager.connection.getMetadata(table.entity);
+    const id = metadata.findColumnWithPropertyName(table.idField)?.databaseName;
+    if (id === undefined) throw new Error(`${table.entityType} has no column for ${table.idField}`);
+    return { name: metadata.tableName, id };
   }
 
   /** The entity moved to another host: its links follow, so link reads see it where it now is. */
