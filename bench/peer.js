@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { cpuMeter } from './peer-cpu.js';
 import {
   alternate,
   AUDIENCE,
@@ -122,18 +123,27 @@ await runBenchmark('peer', `create/read/list of tags: Bindery vs @platformatic/d
   });
   const headers = { authorization: `Bearer ${token}` };
   let serial = 0;
-  const run = (url, side, label) => async (round) => {
+  const run = (server, side, label) => async (round) => {
     await reset();
     const names = () => `${label}-${round}-${serial++}`;
-    const result = await load({ url, connections: CONNECTIONS, headers, requests: mix(side, names) });
+    const meter = await cpuMeter(server.pid, seed, db.database);
+    const result = await load({ url: server.url, connections: CONNECTIONS, headers, requests: mix(side, names) });
+    const { serverMs, dbMs } = await meter.stop();
     expectStatuses(label, result, [200, 201]);
-    return result;
+    // Requests per CPU second: what each side would serve with the machine to itself.
+    return {
+      ...result,
+      perServerCpu: (result.total * 1000) / serverMs,
+      perCpu: (result.total * 1000) / (serverMs + dbMs),
+    };
   };
 
   const rows = [];
   const notes = [];
   const rps = (runs) => median(runs.map((r) => r.rps));
   const p99 = (runs) => median(runs.map((r) => r.p99));
+  const perServerCpu = (runs) => median(runs.map((r) => r.perServerCpu));
+  const perCpu = (runs) => median(runs.map((r) => r.perCpu));
   for (const phase of PHASES) {
     const api = await startProduct('api', {
       databaseUrl: db.url,
@@ -159,12 +169,12 @@ await runBenchmark('peer', `create/read/list of tags: Bindery vs @platformatic/d
       }
     }
     log(`${phase.label}: warm-up`);
-    await run(api.url, bindery, `warm-bindery-${phase.level}`)(0);
-    for (const peer of peers) await run(peer.server.url, platformatic, `warm-${peer.name}`)(0);
+    await run(api, bindery, `warm-bindery-${phase.level}`)(0);
+    for (const peer of peers) await run(peer.server, platformatic, `warm-${peer.name}`)(0);
     const [product, ...bases] = await alternate(
       ROUNDS,
-      run(api.url, bindery, `bindery-${phase.level}`),
-      ...peers.map((peer) => run(peer.server.url, platformatic, peer.name)),
+      run(api, bindery, `bindery-${phase.level}`),
+      ...peers.map((peer) => run(peer.server, platformatic, peer.name)),
     );
     log(`${phase.label}: Bindery ${product.map((r) => Math.round(r.rps)).join(', ')} req/s`);
     peers.forEach((peer, i) =>
@@ -176,6 +186,17 @@ await runBenchmark('peer', `create/read/list of tags: Bindery vs @platformatic/d
       const what = `${phase.label}, peer ${peer.version} ${peer.cached ? 'with a 1 min JWT cache' : 'verifying every JWT'}`;
       // The goal is like for like: the peer caching tokens as Bindery does.
       rows.push(row(`throughput, ${what}`, rps(product), rps(bases[i]), 'req/s', peer.cached ? 1.5 : undefined));
+      rows.push(
+        row(
+          `requests per CPU second of the server, ${what}`,
+          perServerCpu(product),
+          perServerCpu(bases[i]),
+          'req/CPU s',
+        ),
+      );
+      rows.push(
+        row(`requests per CPU second of server + PostgreSQL, ${what}`, perCpu(product), perCpu(bases[i]), 'req/CPU s'),
+      );
       if (phase.level === 'info') {
         rows.push(
           row(`p99 latency, ${what}`, p99(product), p99(bases[i]), 'ms', undefined, {
@@ -201,7 +222,9 @@ await runBenchmark('peer', `create/read/list of tags: Bindery vs @platformatic/d
       'Log levels: the headline rows run each side at its default (Bindery info: a line per request; platformatic info: two), the warn rows both at warn.',
     `${CONNECTIONS} connections each; each cycles create (POST), read that tag (GET by id), list (first 20 by tagId with the total); ` +
       `${PRESEED} tags pre-seeded, the created ones deleted before each run; median of ${ROUNDS} alternating run(s) per phase, ` +
-      'Bindery and every peer variant in the same phase.',
+      'Bindery and every peer variant in the same phase. ' +
+      '"requests per CPU second": requests over the CPU time (/proc) the server process, and with it the PostgreSQL backends ' +
+      'of the bench database, used during the run; less moved by other load on the machine than req/s.',
   );
   return { rows, notes };
 });
