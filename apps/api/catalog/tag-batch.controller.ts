@@ -17,7 +17,8 @@ export class TagBatchController {
     summary: `Add or remove tags on up to ${MAX_BATCH_OPERATIONS} entities, one result per operation`,
     description:
       'Each operation follows the rules of PUT /{type}/{id}/tags (visibility, write access, known tag ids, at ' +
-      'most 50 tags) in its own transaction; with atomic=true all of them in one (body up to 4 MiB).',
+      'most 50 tags) and succeeds or fails on its own, operations on one entity in request order; with ' +
+      'atomic=true all succeed or none is written (body up to 4 MiB).',
   })
   @Authenticated(SCOPE_WRITE)
   @ApiOkResponse({ type: TagBatchView })
