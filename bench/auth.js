@@ -1,8 +1,12 @@
-// 1. Auth overhead: authenticated GET /tags/{id} on the api vs raw Fastify + pg doing the same SELECT
-// without auth; same database, same HTTP connection count, same pool size.
+// 1. Auth overhead: authenticated GET /tags/{id} on the api vs the smallest Nest app doing the same (bearer
+// guard, one parameter, the same SELECT; bench/baseline-nest.js) vs raw Fastify + pg without auth; same
+// database, same HTTP connection count, same pool size. Bindery / Nest is the cost of Bindery's own layers.
 import pg from 'pg';
 import {
   alternate,
+  AUDIENCE,
+  ISSUER,
+  PRODUCT_LOG_LEVEL,
   benchDatabase,
   expectStatuses,
   load,
@@ -37,11 +41,21 @@ await runBenchmark('auth', 'authenticated GET /tags/{id} vs raw Fastify + pg', a
 
   const api = await startProduct('api', { databaseUrl: db.url, issuer });
   const raw = await startBenchServer('auth-baseline', 'baseline-http.js', { DATABASE_URL: db.url, POOL_SIZE: '10' });
+  const nest = await startBenchServer('auth-nest', 'baseline-nest.js', {
+    DATABASE_URL: db.url,
+    POOL_SIZE: '10',
+    JWT_JWKS_FILE: issuer.jwksFile,
+    JWT_ISSUER: ISSUER,
+    JWT_AUDIENCE: AUDIENCE,
+  });
   // A runtime reader: scope portal.r and a host, the common caller of reads.
   const token = await issuer.sign({ sub: 'bench-reader', scope: 'portal.r', host: 'bench-host' });
 
-  const run = (url, headers) => async () => {
+  // Each run also reads the server's CPU time: CPU per request barely moves when other work shares the machine.
+  const run = (server, headers) => async () => {
+    const url = server.url;
     let i = 0;
+    const cpuBefore = server.cpuMicros();
     const result = await load({
       url,
       connections: CONNECTIONS,
@@ -54,10 +68,12 @@ await runBenchmark('auth', 'authenticated GET /tags/{id} vs raw Fastify + pg', a
       ],
     });
     expectStatuses(url, result, [200]);
-    return result;
+    return { ...result, cpuUs: (server.cpuMicros() - cpuBefore) / result.total };
   };
-  const bindery = run(api.url, { authorization: `Bearer ${token}` });
-  const baseline = run(raw.url, {});
+  const bearer = { authorization: `Bearer ${token}` };
+  const bindery = run(api, bearer);
+  const smallestNest = run(nest, bearer);
+  const baseline = run(raw, {});
   log('warm-up');
   await load({
     url: `${api.url}/tags/auth1`,
@@ -65,23 +81,37 @@ await runBenchmark('auth', 'authenticated GET /tags/{id} vs raw Fastify + pg', a
     duration: 1,
     headers: { authorization: `Bearer ${token}` },
   });
+  await load({ url: `${nest.url}/tags/auth1`, connections: 8, duration: 1, headers: bearer });
   await load({ url: `${raw.url}/tags/auth1`, connections: 8, duration: 1 });
-  const [product, base] = await alternate(ROUNDS, bindery, baseline);
+  const [product, nested, base] = await alternate(ROUNDS, bindery, smallestNest, baseline);
   const rps = median(product.map((r) => r.rps));
+  const nestRps = median(nested.map((r) => r.rps));
   const baseRps = median(base.map((r) => r.rps));
-  log(
-    `Bindery ${product.map((r) => Math.round(r.rps)).join(', ')} req/s; raw ${base.map((r) => Math.round(r.rps)).join(', ')} req/s`,
-  );
+  const each = (runs) => runs.map((r) => Math.round(r.rps)).join(', ');
+  log(`Bindery ${each(product)} req/s; smallest Nest ${each(nested)} req/s; raw ${each(base)} req/s`);
+  const cpu = (runs) => median(runs.map((r) => r.cpuUs));
+  const cpus = (runs) => runs.map((r) => r.cpuUs.toFixed(0)).join(', ');
+  log(`CPU per request: Bindery ${cpus(product)} µs; smallest Nest ${cpus(nested)} µs; raw ${cpus(base)} µs`);
   const notes = [
     `${CONNECTIONS} HTTP connections each, pool of 10 PostgreSQL connections each, ${TAGS} tags read in turn; ` +
-      `median of ${ROUNDS} alternating run(s); ES256 token (scope portal.r, host claim) on every request.`,
+      `median of ${ROUNDS} alternating run(s); ES256 token (scope portal.r, host claim) on every request; ` +
+      `Bindery at LOG_LEVEL=${PRODUCT_LOG_LEVEL}, the baselines without logging.`,
   ];
   await api.stop();
+  await nest.stop();
   await raw.stop();
   if (PROFILE) notes.push(`api CPU profile, top self time:\n${profileSummary(api).join('\n')}`);
   return {
     rows: [
-      row('throughput GET /tags/{id}', rps, baseRps, 'req/s', 0.8),
+      row('throughput: Bindery / smallest Nest app', rps, nestRps, 'req/s', 0.9),
+      row('throughput: Bindery / raw Fastify + pg', rps, baseRps, 'req/s', 0.8),
+      row('throughput: smallest Nest app / raw', nestRps, baseRps, 'req/s'),
+      row('server CPU per request: Bindery / smallest Nest', cpu(product), cpu(nested), 'µs', undefined, {
+        higherIsBetter: false,
+      }),
+      row('server CPU per request: smallest Nest / raw', cpu(nested), cpu(base), 'µs', undefined, {
+        higherIsBetter: false,
+      }),
       row('p99 latency', median(product.map((r) => r.p99)), median(base.map((r) => r.p99)), 'ms', undefined, {
         higherIsBetter: false,
         digits: 1,

@@ -1,6 +1,6 @@
 // Shared helpers of the benchmarks: mode, bench database, keys and tokens, child processes, load runs,
 // ratios and results. Every benchmark runs in its own process (started by bench/main.js, or alone).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import {
   closeSync,
@@ -27,7 +27,10 @@ export const RESULTS = join(BENCH, 'results');
 export const SMOKE = process.argv.includes('--smoke') || /^(1|true)$/i.test(process.env.BENCH_SMOKE ?? '');
 export const PROFILE = process.argv.includes('--profile') || /^(1|true)$/i.test(process.env.BENCH_PROFILE ?? '');
 export const MODE = SMOKE ? 'smoke' : 'full';
+export const PRODUCT_LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 export const ISSUER = 'https://issuer.bench';
+/** The kernel's clock ticks per second (`getconf CLK_TCK`), the unit of /proc's CPU times. */
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 export const AUDIENCE = 'bindery';
 
 mkdirSync(join(RESULTS, 'logs'), { recursive: true });
@@ -336,6 +339,13 @@ export function startChild(name, script, env, { args = [], profile = PROFILE, no
       clearTimeout(timer);
       return code;
     },
+    /** CPU time the process has used so far (user + system, all threads), in microseconds, from /proc. */
+    cpuMicros() {
+      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+      // Fields after the command name (which may hold spaces) start at the last ')'; utime and stime are 14 and 15.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+    },
     /** Resident set size in KiB, from /proc. */
     rssKiB() {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
@@ -366,9 +376,13 @@ async function waitHttp(url, child, timeoutMs = 90_000) {
 
 /**
  * Starts a product process from dist/ (`api` or `controller`) on a free port of 127.0.0.1, with the
- * bench issuer's JWKS file, LOG_LEVEL=warn, and waits for /health/ready.
+ * bench issuer's JWKS file, and waits for /health/ready. `logLevel` defaults to the product's own default
+ * (`info`, a line per request), so headline figures compare shipped defaults; BENCH_LOG_LEVEL overrides it.
  */
-export async function startProduct(kind, { databaseUrl, issuer, name = kind, env = {}, profile = PROFILE }) {
+export async function startProduct(
+  kind,
+  { databaseUrl, issuer, name = kind, env = {}, profile = PROFILE, logLevel = PRODUCT_LOG_LEVEL },
+) {
   const port = await freePort();
   const child = startChild(
     name,
@@ -378,7 +392,7 @@ export async function startProduct(kind, { databaseUrl, issuer, name = kind, env
       JWT_JWKS_FILE: issuer.jwksFile,
       JWT_ISSUER: ISSUER,
       JWT_AUDIENCE: AUDIENCE,
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: logLevel,
       LISTEN_HOST: '127.0.0.1',
       NODE_ENV: 'production',
       BINDERY_DATA_DIR: join(RESULTS, 'data'),
@@ -440,22 +454,18 @@ export function expectStatuses(what, run, allowed) {
 }
 
 /**
- * Runs `a` and `b` alternately (`rounds` times each, the order flipping every round so neither always
+ * Runs each side in turn (`rounds` times each, the order flipping every round so none always
  * runs on a warmer machine) and returns every run of each.
  */
-export async function alternate(rounds, a, b) {
-  const runsA = [];
-  const runsB = [];
+export async function alternate(rounds, ...sides) {
+  const runs = sides.map(() => []);
   for (let round = 0; round < rounds; round += 1) {
-    if (round % 2 === 0) {
-      runsA.push(await a(round));
-      runsB.push(await b(round));
-    } else {
-      runsB.push(await b(round));
-      runsA.push(await a(round));
-    }
+    // Forward on even rounds, backward on odd ones: no side always runs first or last.
+    const order = sides.map((_, i) => i);
+    if (round % 2 === 1) order.reverse();
+    for (const i of order) runs[i].push(await sides[i](round));
   }
-  return [runsA, runsB];
+  return runs;
 }
 
 // ---------------------------------------------------------------------------------------------------
