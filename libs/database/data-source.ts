@@ -4,6 +4,9 @@ import { ENTITIES } from './entities/index.js';
 import { migrations } from './migrations/index.js';
 import { ObservingTypeOrmLogger, type SqlErrorSink } from './query-observer.js';
 
+/** A statement slower than this is logged as a warning (TypeORM's and the repositories' pool path alike). */
+export const SLOW_QUERY_MS = 1000;
+
 export interface DatabaseOptions {
   readonly url: string;
   /** A direct connection when `url` is a transaction pooler (DESIGN 15); unset or equal: `url` keeps sessions. */
@@ -29,7 +32,7 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
     synchronize: false,
     logging: ['error', 'warn', 'migration'],
     logger: new ObservingTypeOrmLogger(options.sink),
-    maxQueryExecutionTime: 1000,
+    maxQueryExecutionTime: SLOW_QUERY_MS,
     poolSize: options.poolSize ?? 10,
     applicationName: options.applicationName ?? 'bindery',
     extra: {

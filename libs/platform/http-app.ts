@@ -20,7 +20,7 @@ import {
   sendError,
   titleFor,
 } from './problem.js';
-import { ControlCharsInterceptor, malformedQuery } from './request-input.js';
+import { GlobalControlCharsGuard, malformedQuery } from './request-input.js';
 import type { Settings } from './settings.js';
 import { validationPipe } from './validation.js';
 
@@ -71,8 +71,8 @@ export async function createHttpApp(
   // Nest routes Fastify's own errors (bad JSON, body too large) through this filter too.
   app.useGlobalFilters(new ProblemFilter());
   app.useGlobalPipes(validationPipe());
-  // Control characters in any query or path parameter: one check for every route, after the guards.
-  app.useGlobalInterceptors(new ControlCharsInterceptor());
+  // Control characters in any query or path parameter: checked on every route, after its other guards.
+  app.useGlobalGuards(new GlobalControlCharsGuard());
   const metrics = app.get(Metrics);
   limitRequestTime(app.getHttpServer(), app.get<Settings>(SETTINGS).requestTimeoutMs);
   const server: Server = app.getHttpServer();

@@ -7,7 +7,7 @@ import {
   type ExecutionContext,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiResponse } from '@nestjs/swagger';
-import { BEARER_SCHEME, ProblemException, problemResponse } from '#platform';
+import { BEARER_SCHEME, ControlCharsGuard, ProblemException, problemResponse } from '#platform';
 import { BearerAuthGuard, REQUIRED_SCOPE } from './bearer-auth.guard.js';
 import { BINDING_MESSAGES, type BindingKind } from './binding.js';
 import type { Principal } from './claims.js';
@@ -16,15 +16,20 @@ import { BindingRule, TokenBindingGuard, type BindingOptions } from './token-bin
 
 /** The decorators routes and message handlers use: who may call (token, scope) and under which binding rule. */
 
-/** Requires a valid bearer token carrying `scope` (admin implies write implies read). */
-export const Authenticated = (scope: string): MethodDecorator & ClassDecorator =>
+/** The OpenAPI description of a route that needs a token with `scope`. */
+const tokenDocs = (scope: string): MethodDecorator & ClassDecorator =>
   applyDecorators(
-    SetMetadata(REQUIRED_SCOPE, scope),
-    UseGuards(BearerAuthGuard),
     ApiBearerAuth(BEARER_SCHEME),
     ApiResponse(problemResponse(401, 'Missing or invalid bearer token (WWW-Authenticate: Bearer realm="bindery")')),
     ApiResponse(problemResponse(403, `Authenticated but not allowed (needs scope ${scope}, or another host's data)`)),
   );
+
+/**
+ * Requires a valid bearer token carrying `scope` (admin implies write implies read). The input check
+ * (`ControlCharsGuard`, a 400) runs last, after the 401 and 403 (DESIGN 3).
+ */
+export const Authenticated = (scope: string): MethodDecorator & ClassDecorator =>
+  applyDecorators(SetMetadata(REQUIRED_SCOPE, scope), UseGuards(BearerAuthGuard, ControlCharsGuard), tokenDocs(scope));
 
 /** The verified caller; only valid on routes behind `@Authenticated`. */
 export const CurrentPrincipal = createParamDecorator((_: unknown, context: ExecutionContext): Principal => {
@@ -44,8 +49,10 @@ export const Bound = (kind: BindingKind, options: BindingOptions = {}): MethodDe
  */
 export const AuthenticatedConfigRequest = (scope: string): MethodDecorator & ClassDecorator =>
   applyDecorators(
-    Authenticated(scope),
-    Bound('config'),
+    SetMetadata(REQUIRED_SCOPE, scope),
+    BindingRule('config'),
+    UseGuards(BearerAuthGuard, TokenBindingGuard, ControlCharsGuard),
+    tokenDocs(scope),
     ApiResponse({
       status: 403,
       description: `Missing scope ${scope} (problem+json), or the token's host/sid/env do not match the query (text/plain)`,

@@ -53,7 +53,7 @@ export class EntityRepository extends BaseRepository {
    */
   async findById(table: EntityTable, id: string, lock = false): Promise<TaggableEntity | null> {
     const metadata = this.manager.connection.getMetadata(table.entity);
-    const rows = await this.manager.query<Record<string, unknown>[]>(
+    const rows = await this.rows<Record<string, unknown>>(
       `select * from ${metadata.tableName} where ${this.columnOf(table, table.idField)} = $1${lock ? ' for update' : ''}`,
       [id],
     );

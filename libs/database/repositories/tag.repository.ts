@@ -82,7 +82,7 @@ export class TagRepository extends BaseRepository {
 
   /** The tag, or null; `lock` holds its row (FOR UPDATE) until the transaction ends. */
   async findById(tagId: string, lock = false): Promise<Tag | null> {
-    const rows = await this.manager.query<TagRow[]>(lock ? `${SELECT_TAG} for update` : SELECT_TAG, [tagId]);
+    const rows = await this.rows<TagRow>(lock ? `${SELECT_TAG} for update` : SELECT_TAG, [tagId]);
     return rows[0] === undefined ? null : tagOf(rows[0]);
   }
 
@@ -143,14 +143,14 @@ export class TagRepository extends BaseRepository {
     // The id breaks ties so paging is stable even when sort keys repeat.
     if (!sort.some((s) => s.key === 'tagId')) order.push('t.tag_id asc');
     const countParameters = parameters.slice();
-    const rows = await this.manager.query<(TagRow & { total: number })[]>(
+    const rows = await this.rows<TagRow & { total: number }>(
       `select ${TAG_COLUMNS}, ${counting} as total from tag t ${visible}
        order by ${order.join(', ')} offset ${bind(parameters, offset)} limit ${bind(parameters, limit)}`,
       parameters,
     );
     if (rows[0] !== undefined) return { total: rows[0].total, tags: rows.map(tagOf) };
     if (offset === 0) return { total: 0, tags: [] };
-    const [counted] = await this.manager.query<{ total: number }[]>(`select ${counting} as total`, countParameters);
+    const [counted] = await this.rows<{ total: number }>(`select ${counting} as total`, countParameters);
     return { total: counted?.total ?? 0, tags: [] };
   }
 
@@ -176,7 +176,7 @@ export class TagRepository extends BaseRepository {
   /** The host of each of `ids` that names a tag (null: a global tag); ids of no tag are left out. */
   async hostsOf(ids: readonly string[]): Promise<Map<string, string | null>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.manager.query<{ tag_id: string; host_id: string | null }[]>(
+    const rows = await this.rows<{ tag_id: string; host_id: string | null }>(
       'select tag_id, host_id from tag where tag_id = any($1::varchar[])',
       [ids],
     );
