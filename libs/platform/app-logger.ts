@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LoggerService } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { symbols, type Level, type Logger } from 'pino';
+import { REDACTED_PATHS } from './logging.js';
 
 /** The request a line is logged for, and the app (its root logger) that serves it. */
 interface RequestScope {
@@ -52,6 +53,14 @@ export class AppLogger implements LoggerService {
       fields.err = message;
     } else if (typeof message === 'object' && message !== null) {
       Object.assign(fields, message);
+      const text = rest[0];
+      if (
+        rest.length <= 1 &&
+        (text === undefined || typeof text === 'string') &&
+        directOf(logger)(level, fields, text)
+      ) {
+        return;
+      }
     } else if (level === 'error' && isStack(rest)) {
       // Nest's own exception handlers call error(message, stack, context).
       const err = new Error(String(message));
@@ -60,6 +69,7 @@ export class AppLogger implements LoggerService {
       logger.error(fields);
       return;
     } else {
+      if (rest.length === 0 && directOf(logger)(level, fields, String(message))) return;
       logger[level](fields, String(message), ...rest);
       return;
     }
@@ -67,33 +77,78 @@ export class AppLogger implements LoggerService {
   }
 }
 
+const DIRECT = new WeakMap<Logger, DirectLine>();
+
+/** The direct writer of `root`, made once per logger. */
+function directOf(root: Logger): DirectLine {
+  let direct = DIRECT.get(root);
+  if (direct === undefined) {
+    direct = directLines(root);
+    DIRECT.set(root, direct);
+  }
+  return direct;
+}
+
 function isStack(params: unknown[]): params is [string] {
   return params.length === 1 && typeof params[0] === 'string' && /\n\s*at /.test(params[0]);
 }
 
+/** Writes one line as pino would; false when the line needs pino's own path (the caller then uses it). */
+export type DirectLine = (level: Level, fields: Readonly<Record<string, unknown>>, message?: string) => boolean;
+
+/** Keys pino treats specially here (redacted, or the error serializer): lines with them take pino's path. */
+const PINO_ONLY_KEYS = new Set([...REDACTED_PATHS.map((path) => path.split('.')[0]), 'err']);
+
+/** No lone surrogate (ES2024 `isWellFormed`, in Node since 20; TypeScript's lib here predates it). */
+const wellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/** Plain data JSON.stringify writes as pino's `stringify` does: primitives and plain objects of them. */
+function plainData(value: object): boolean {
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  return Object.values(value).every((item) => SCALARS.has(typeof item) || item === null);
+}
+const SCALARS = new Set(['string', 'number', 'boolean', 'undefined']);
+
 /**
- * The `request completed` line, byte for byte what `root.info({ req, res, responseTime }, msg)` writes,
- * composed here and handed to the logger's stream: pino's generic path (serializers, redaction, key walk)
- * was the largest cost a read paid that the smallest Nest app does not (bench auth). Redaction has nothing
- * to do here: the `req` serializer keeps only id, method, path and address. `app-logger.spec` compares the
- * two outputs.
+ * pino's line for `fields` and `message`, byte for byte, composed here and handed to the logger's stream:
+ * pino's generic path (serializers, redaction, a key walk with its own escaping) was the largest cost a
+ * read paid that the smallest Nest app does not (bench auth), and half a binding rejection's warning line
+ * (bench reject). It takes only what it can write exactly (strings without lone surrogates, finite numbers,
+ * booleans, null, plain objects of those, `req` through the logger's serializer) and answers false for the
+ * rest. `test/ops/request-line.spec` compares the two outputs over generated lines.
  */
-export function requestLineWriter(root: Logger): (request: FastifyRequest, statusCode: number, ms: number) => void {
+export function directLines(root: Logger): DirectLine {
   const internals = root as unknown as Record<symbol, unknown>;
   const serializeRequest = (internals[symbols.serializersSym] as { req?: (req: unknown) => unknown }).req;
-  const stream = internals[symbols.streamSym] as { write(line: string): void };
-  const bindings = internals[symbols.chindingsSym] as string;
-  const level = root.levels.values.info;
+  const stream = internals[symbols.streamSym] as { write?: (line: string) => void } | undefined;
+  const bindings = internals[symbols.chindingsSym];
+  const levels = root.levels.values;
   if (serializeRequest === undefined || typeof stream?.write !== 'function' || typeof bindings !== 'string') {
-    // Not the logger createRootLogger builds: pino's own path, same line.
-    return (request, statusCode, responseTime) =>
-      root.info({ req: request, res: { statusCode }, responseTime }, 'request completed');
+    return () => false;
   }
-  return (request, statusCode, responseTime) => {
-    stream.write(
-      `{"level":${level},"time":${Date.now()}${bindings},"req":${JSON.stringify(serializeRequest(request))},` +
-        `"res":{"statusCode":${statusCode}},"responseTime":${responseTime},"msg":"request completed"}\n`,
-    );
+  const write = stream.write.bind(stream);
+  return (level, fields, message) => {
+    if (message !== undefined && !wellFormed(message)) return false;
+    let line = `{"level":${levels[level]},"time":${Date.now()}${bindings}`;
+    for (const key in fields) {
+      if (!Object.hasOwn(fields, key)) continue;
+      const value = fields[key];
+      if (value === undefined || typeof value === 'function') continue;
+      if (PINO_ONLY_KEYS.has(key) || !wellFormed(key)) return false;
+      let json: string;
+      if (key === 'req') json = JSON.stringify(serializeRequest(value));
+      else if (typeof value === 'string') {
+        if (!wellFormed(value)) return false;
+        json = JSON.stringify(value);
+      } else if (typeof value === 'number') json = Number.isFinite(value) ? String(value) : 'null';
+      else if (typeof value === 'boolean') json = String(value);
+      else if (typeof value === 'object' && value !== null && plainData(value)) json = JSON.stringify(value);
+      else if (value === null) json = 'null';
+      else return false;
+      line += `,${JSON.stringify(key)}:${json}`;
+    }
+    write(message === undefined ? `${line}}\n` : `${line},"msg":${JSON.stringify(message)}}\n`);
+    return true;
   };
 }
 
@@ -104,7 +159,11 @@ export function requestLineWriter(root: Logger): (request: FastifyRequest, statu
  */
 export function logRequests(instance: FastifyInstance, logger: AppLogger): void {
   const root = logger.root;
-  const completed = requestLineWriter(root);
+  const direct = directOf(root);
+  const completed = (request: FastifyRequest, statusCode: number, responseTime: number): void => {
+    const fields = { req: request, res: { statusCode }, responseTime };
+    if (!direct('info', fields, 'request completed')) root.info(fields, 'request completed');
+  };
   instance
     .addHook('onRequest', (request, _reply, done) => {
       scopes.run({ root, request }, done);
