@@ -180,10 +180,12 @@ await runBenchmark('peer', `create/read/list of tags: Bindery vs @platformatic/d
       run(api, bindery, `bindery-${phase.level}`),
       ...peers.map((peer) => run(peer.server, platformatic, peer.name)),
     );
-    log(`${phase.label}: Bindery ${product.map((r) => Math.round(r.rps)).join(', ')} req/s`);
-    peers.forEach((peer, i) =>
-      log(`${phase.label}: ${peer.name} ${bases[i].map((r) => Math.round(r.rps)).join(', ')} req/s`),
-    );
+    const each = (runs, key) => runs.map((r) => Math.round(r[key])).join(', ');
+    const figures = (runs) =>
+      `${each(runs, 'rps')} req/s; ${each(runs, 'perServerCpu')} req/CPU s (server); ` +
+      `${each(runs, 'perCpu')} req/CPU s (server + PostgreSQL)`;
+    log(`${phase.label}: Bindery ${figures(product)}`);
+    peers.forEach((peer, i) => log(`${phase.label}: ${peer.name} ${figures(bases[i])}`));
     await api.stop();
     for (const peer of peers) await peer.server.stop();
     peers.forEach((peer, i) => {
