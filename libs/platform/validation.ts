@@ -21,24 +21,42 @@ export function flattenValidationErrors(errors: readonly ValidationError[], pref
   });
 }
 
-const isEmptyQuery = (value: unknown): boolean =>
-  typeof value === 'object' && value !== null && Reflect.ownKeys(value).length === 0;
+/** How many passing queries a DTO remembers, and how long one may be (as JSON); beyond, each is validated. */
+const REMEMBERED_QUERIES = 256;
+const REMEMBERED_QUERY_LENGTH = 512;
 
 /**
- * Nest's ValidationPipe, remembering each query DTO whose empty query once passed: the same empty query
- * passes again, so it gets a fresh instance without class-validator's walk (most reads send no query;
- * that walk was about 4 % of a read's CPU, bench auth). Anything non-empty is validated as always.
+ * Nest's ValidationPipe, remembering the exact queries that passed, per DTO: the same query (most reads send
+ * none, a runtime polls its config with the same one) passes again, so it gets a fresh instance without
+ * class-validator's walk, about 4 % of a read's CPU (bench auth, config). The rules are pure functions of the
+ * query, so the answer is the same; anything new, long or refused is validated as always.
  */
 class EdgeValidationPipe extends ValidationPipe {
-  private readonly emptyPasses = new WeakSet<Type<unknown>>();
+  private readonly passed = new WeakMap<Type<unknown>, Set<string>>();
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    const dto = metadata.type === 'query' && isEmptyQuery(value) ? metadata.metatype : undefined;
-    if (dto !== undefined && this.emptyPasses.has(dto)) return plainToInstance(dto, {}, this.transformOptions);
+    const dto = metadata.type === 'query' ? metadata.metatype : undefined;
+    const key = dto === undefined ? undefined : queryKey(value);
+    const known = dto === undefined ? undefined : this.passed.get(dto);
+    if (key !== undefined && known?.has(key) === true)
+      return plainToInstance(dto as Type<unknown>, value, this.transformOptions);
     const result: unknown = await super.transform(value, metadata);
-    if (dto !== undefined) this.emptyPasses.add(dto);
+    // Remembered only when validation left the query as it came (no key stripped on the way).
+    if (dto !== undefined && key !== undefined && queryKey(value) === key) {
+      const set = known ?? new Set<string>();
+      if (set.size >= REMEMBERED_QUERIES) set.clear();
+      set.add(key);
+      this.passed.set(dto, set);
+    }
     return result;
   }
+}
+
+/** A query object's identity for remembering it: its JSON, when short; undefined for anything else. */
+function queryKey(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const json = JSON.stringify(value);
+  return json.length <= REMEMBERED_QUERY_LENGTH ? json : undefined;
 }
 
 /** Validation at the edge: unknown fields and wrong types are 400 with every failing field named. */
