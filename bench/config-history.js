@@ -1,8 +1,9 @@
 // 11. Config history's cost: the admin properties write exactly as the api runs it (ConfigAdminService
 // .putProperties from dist/: row lock and version, replace, read back, plus the version with its snapshot,
-// diff, pg_notify and config.changed event) vs the same write without the history (the same repositories'
-// statements, minus the version and the event), alternating in one process on one database. Measured below
-// HTTP, so the history's share is not diluted by routing, token checks and serialisation.
+// diff and config.changed event, and the NOTIFY sent after the commit on a control session as the api
+// sends it) vs the same write without the history (the same repositories' statements, minus the version,
+// the event and the NOTIFY), alternating in one process on one database. Measured below HTTP, so the
+// history's share is not diluted by routing, token checks and serialisation.
 import { join } from 'node:path';
 import { alternate, benchDatabase, DIST, log, median, row, runBenchmark, SMOKE } from './lib.js';
 
@@ -54,13 +55,15 @@ await runBenchmark(
     const db = await benchDatabase('confighistory');
     const source = new DataSource(database.dataSourceOptions({ url: db.url, poolSize: 10 }));
     await source.initialize();
+    // As in the api: the NOTIFY goes out on the process's control session once the write committed.
+    const session = new database.ControlSession(db.url, 'bench-control');
     const work = new database.UnitOfWork(source);
     const layers = new database.ConfigLayerRepository(source);
     const admin = new ConfigAdminService(
       work,
       layers,
-      new database.ConfigHistoryRepository(source),
-      new database.ChangeEventRepository(source),
+      new database.ConfigHistoryRepository(source, session),
+      new database.ChangeEventRepository(source, session),
     );
     const author = { actor: 'bench', reason: 'bench write' };
     // Each layer also holds a 2 KiB cert, so every version hashes and keeps a file too.
@@ -89,6 +92,7 @@ await runBenchmark(
       () => measure(withHistory),
       () => measure(withoutHistory),
     );
+    await session.close();
     await source.destroy();
     return {
       rows: [
@@ -104,7 +108,8 @@ await runBenchmark(
         `${WORKERS} concurrent writers over ${WORKERS * LAYERS_PER_WORKER} layers of ${PROPERTIES_PER_LAYER} ` +
           `properties and one 2 KiB cert, one key changing per write; pool of 10; ${SECONDS} s per run, median of ` +
           `${ROUNDS} alternating run(s). With history each write also appends the version (snapshot of properties ` +
-          'and file hashes/contents, diff against the previous version, pg_notify) and the config.changed event.',
+          'and file hashes/contents, diff against the previous version) and the config.changed event, and ' +
+          'answers once its NOTIFY was sent (after the commit, on the control session).',
       ],
     };
   },

@@ -47,14 +47,14 @@ export class ConfigAdminService {
     properties: Readonly<Record<string, JsonValue>>,
     condition: VersionCondition,
   ): Promise<Versioned<PropertiesLayerView>> {
-    return this.work.run(async (tx) => {
+    const appended = await this.work.run(async (tx) => {
       const layerId = await this.lockWritable(tx, author, address, condition);
-      const layers = this.layers.in(tx);
-      await layers.writeProperties(layerId, properties, 'replace');
+      await this.layers.in(tx).writeProperties(layerId, properties, 'replace');
       // The version's snapshot is the layer as written: no separate read-back.
-      const appended = await this.record(tx, layerId, author);
-      return { view: toPropertiesLayerView(address, appended.properties), version: appended.version };
+      return this.record(tx, layerId, author, { files: false });
     });
+    await appended.announced;
+    return { view: toPropertiesLayerView(address, appended.properties), version: appended.version };
   }
 
   async getProperties(address: LayerAddress): Promise<Versioned<PropertiesLayerView>> {
@@ -65,12 +65,13 @@ export class ConfigAdminService {
 
   /** Idempotent: an unknown layer is answered like a deleted one, and gets no version. */
   async deleteProperties(author: ChangeAuthor, address: LayerAddress, condition: VersionCondition): Promise<void> {
-    await this.work.run(async (tx) => {
+    const appended = await this.work.run(async (tx) => {
       const layerId = await this.lockExisting(tx, author, address, condition);
-      if (layerId === undefined) return;
+      if (layerId === undefined) return undefined;
       await this.layers.in(tx).writeProperties(layerId, {}, 'replace');
-      await this.record(tx, layerId, author);
+      return this.record(tx, layerId, author, { files: false });
     });
+    await appended?.announced;
   }
 
   async putFiles(
@@ -80,13 +81,15 @@ export class ConfigAdminService {
     files: ReadonlyMap<string, Buffer>,
     condition: VersionCondition,
   ): Promise<Versioned<FilesLayerView>> {
-    return this.work.run(async (tx) => {
+    const written = await this.work.run(async (tx) => {
       const layerId = await this.lockWritable(tx, author, address, condition);
       const layers = this.layers.in(tx);
       await layers.writeFiles(layerId, kind, files, 'replace');
-      const { version } = await this.record(tx, layerId, author);
-      return { view: toFilesLayerView(address, kind, await layers.files(layerId, kind)), version };
+      const appended = await this.record(tx, layerId, author);
+      return { view: toFilesLayerView(address, kind, await layers.files(layerId, kind)), appended };
     });
+    await written.appended.announced;
+    return { view: written.view, version: written.appended.version };
   }
 
   async getFiles(address: LayerAddress, kind: FileKind): Promise<Versioned<FilesLayerView>> {
@@ -101,12 +104,13 @@ export class ConfigAdminService {
     kind: FileKind,
     condition: VersionCondition,
   ): Promise<void> {
-    await this.work.run(async (tx) => {
+    const appended = await this.work.run(async (tx) => {
       const layerId = await this.lockExisting(tx, author, address, condition);
-      if (layerId === undefined) return;
+      if (layerId === undefined) return undefined;
       await this.layers.in(tx).writeFiles(layerId, kind, new Map(), 'replace');
-      await this.record(tx, layerId, author);
+      return this.record(tx, layerId, author);
     });
+    await appended?.announced;
   }
 
   /** `GET /config-server/admin/layers`: the addresses that have a layer, for pickers (DESIGN 7). */
@@ -141,8 +145,8 @@ export class ConfigAdminService {
     return (await this.layers.in(tx).upsertVersioned(address, author.actor)).layerId;
   }
 
-  private record(tx: Tx, layerId: string, author: ChangeAuthor) {
-    return recordLayerChange({ history: this.history, events: this.events }, tx, layerId, author);
+  private record(tx: Tx, layerId: string, author: ChangeAuthor, written?: { files: boolean }) {
+    return recordLayerChange({ history: this.history, events: this.events }, tx, layerId, author, written);
   }
 }
 

@@ -84,7 +84,7 @@ export class ConfigHistoryService implements OnModuleInit, OnApplicationShutdown
     version: number,
     condition: VersionCondition,
   ): Promise<Versioned<RolledBackLayerView>> {
-    return this.work.run(async (tx) => {
+    const written = await this.work.run(async (tx) => {
       const existing = await this.layers.in(tx).find(address, true);
       if (existing === null) throw unknownVersion(version);
       if (!versionMatches(condition, existing.aggregateVersion)) throw stale(existing.aggregateVersion);
@@ -93,7 +93,9 @@ export class ConfigHistoryService implements OnModuleInit, OnApplicationShutdown
       const appended = await recordLayerChange({ history: this.history, events: this.events }, tx, layerId, author);
       const content = await this.history.in(tx).version(layerId, appended.version, false);
       if (content === null) throw new Error('the version just appended is missing');
-      return { view: { ...address, ...toVersionContentView(content) }, version: appended.version };
+      return { view: { ...address, ...toVersionContentView(content) }, appended };
     });
+    await written.appended.announced;
+    return { view: written.view, version: written.appended.version };
   }
 }

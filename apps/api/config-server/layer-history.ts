@@ -10,15 +10,18 @@ export interface ChangeAuthor {
 /**
  * Records the change just written to `layerId` in `tx`: its version and its `config.changed` event
  * `{ host, serviceId, productId, productVersion, envTag, version, keys }` (names only), with the NOTIFY the
- * push listens for. Every writer of layers (admin API, rollback, import, dev seed) ends here.
+ * push listens for (sent after the commit where a control session exists: answer after `announced`).
+ * `written.files` false: the change wrote no file. Every writer of layers (admin API, rollback, import,
+ * dev seed) ends here.
  */
 export async function recordLayerChange(
   repositories: { readonly history: ConfigHistoryRepository; readonly events: ChangeEventRepository },
   tx: Tx,
   layerId: string,
   author: ChangeAuthor,
+  written: { readonly files: boolean } = { files: true },
 ): Promise<AppendedVersion> {
-  const appended = await repositories.history.in(tx).append(layerId, author.actor, author.reason);
+  const appended = await repositories.history.in(tx).append(layerId, author.actor, author.reason, written.files);
   repositories.events.in(tx).appendedElsewhere();
   return appended;
 }

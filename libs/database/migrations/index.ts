@@ -13,6 +13,7 @@ import { TagCount1763700011000 } from './1763700011000-tag-count.js';
 import { ChangeEventTagHosts1763700012000 } from './1763700012000-change-event-tag-hosts.js';
 import { ConfigHistory1763700013000 } from './1763700013000-config-history.js';
 import { ConfigHistoryAppend1763700013500 } from './1763700013500-config-history-append.js';
+import { ConfigHistoryLeanAppend1763700014100 } from './1763700014100-config-history-lean-append.js';
 
 /** Every migration, oldest first; add new ones at the end. */
 export const migrations = [
@@ -31,4 +32,5 @@ export const migrations = [
   ChangeEventTagHosts1763700012000,
   ConfigHistory1763700013000,
   ConfigHistoryAppend1763700013500,
+  ConfigHistoryLeanAppend1763700014100,
 ];

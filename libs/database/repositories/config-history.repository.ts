@@ -1,9 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { ControlSession } from '../control-session.js';
 import type { FilesByKind, LayerChange } from '../entities/config-layer-version.entity.js';
 import type { JsonValue, LayerAddress } from '../entities/config-types.js';
-import { BaseRepository } from '../repository.js';
+import { afterCommit, BaseRepository } from '../repository.js';
 import { sortedRecord } from '../sorted.js';
 import { FEED_LOCK } from './change-event.repository.js';
 
@@ -31,6 +32,11 @@ export interface LayerVersionContent extends LayerVersionRecord {
 export interface AppendedVersion extends LayerVersionRecord {
   readonly address: LayerAddress;
   readonly properties: Record<string, JsonValue>;
+  /**
+   * Settles once the controllers were told of this version (after the commit; never when it rolls back):
+   * writers answer after it, so whoever saw the answer can count on the notification being on its way.
+   */
+  readonly announced: Promise<void>;
 }
 
 interface AppendedRow {
@@ -46,13 +52,70 @@ interface AppendedRow {
 }
 
 /**
- * Appends the layer's current content as its version, with the names that changed, its `config.changed`
- * event and the NOTIFY the push listens for (delivered at commit): function `config_layer_append_version`,
- * migration ConfigHistoryAppend.
+ * Appends the layer's current content as its version, with the names that changed and its `config.changed`
+ * event, and when $5 the NOTIFY the push listens for (delivered at commit); $6 false: the change wrote no
+ * file, the previous version's are kept. Function `config_layer_append_version`, migration
+ * ConfigHistoryLeanAppend.
  */
 const APPEND = `
   select version, at, change, properties, host, service_id, product_id, product_version, env_tag
-    from config_layer_append_version($1, $2, $3, $4)`;
+    from config_layer_append_version($1, $2, $3, $4, $5, $6)`;
+
+/**
+ * Committed versions' NOTIFYs, in order, in one transaction that need not wait for its flush: a lost
+ * notification is no lost data (controllers re-read after a reconnect; runtimes compare ETags).
+ */
+const ANNOUNCE = `
+  select set_config('synchronous_commit', 'off', true), pg_notify('${CONFIG_CHANNEL}', payload)
+    from unnest($1::text[]) as payload`;
+
+/**
+ * Sends the NOTIFY of each committed version on the process's control session, right after the commit
+ * rather than inside the write: a NOTIFY inside a transaction takes a database-wide lock from the start of
+ * its commit until it is flushed, so notifying writers could not share flushes (bench config-history).
+ * Versions committed while a send runs go together in the next one.
+ */
+class VersionAnnouncer {
+  private readonly logger = new Logger('ConfigHistory');
+  private queue: { readonly payload: string; readonly sent: () => void }[] = [];
+  private sending = false;
+
+  constructor(
+    private readonly session: ControlSession,
+    private readonly db: DataSource,
+  ) {}
+
+  announce(payload: string): Promise<void> {
+    return new Promise((sent) => {
+      this.queue.push({ payload, sent });
+      if (!this.sending) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.sending = true;
+    while (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      const payloads = [batch.map((b) => b.payload)];
+      try {
+        await this.session.query(ANNOUNCE, payloads);
+      } catch (error) {
+        // The control session is down: the pool's sessions may not be.
+        await this.db
+          .query(ANNOUNCE, payloads)
+          .catch(() =>
+            this.logger.warn(
+              { err: error },
+              'could not notify controllers of config versions; runtimes see them on their next read',
+            ),
+          );
+      }
+      for (const b of batch) b.sent();
+    }
+    this.sending = false;
+  }
+}
 
 /** Puts version $2's content back into the layer's tables ($1 layer); the current rows are deleted first. */
 const RESTORE = `
@@ -86,21 +149,55 @@ const PRUNE = `
  */
 @Injectable()
 export class ConfigHistoryRepository extends BaseRepository {
-  constructor(@InjectDataSource() db: DataSource) {
+  /** Absent outside the api (config:import, the dev seed): those writers notify inside the transaction. */
+  private readonly announcer: VersionAnnouncer | undefined;
+
+  constructor(@InjectDataSource() db: DataSource, @Inject(ControlSession) session?: ControlSession) {
     super(db);
+    this.announcer = session === undefined ? undefined : new VersionAnnouncer(session, db);
   }
 
   /**
    * Records the layer's content as its current version and appends its `config.changed` event; call after
-   * the change, inside its transaction, then `ChangeEventRepository.appendedElsewhere()`.
+   * the change, inside its transaction (`in(tx)`), then `ChangeEventRepository.appendedElsewhere()`.
+   * `filesWritten` false (the change wrote properties only) spares hashing the files again.
    */
-  async append(layerId: string, actor: string | null, reason: string | null): Promise<AppendedVersion> {
-    if (this.manager.queryRunner?.isTransactionActive !== true) {
+  async append(
+    layerId: string,
+    actor: string | null,
+    reason: string | null,
+    filesWritten = true,
+  ): Promise<AppendedVersion> {
+    const tx = this.tx;
+    if (tx === undefined || this.manager.queryRunner?.isTransactionActive !== true) {
       throw new Error('a layer version is appended inside the transaction of its change');
     }
-    const rows = await this.manager.query<AppendedRow[]>(APPEND, [layerId, actor, reason, FEED_LOCK]);
+    const announcer = this.announcer;
+    const rows = await this.manager.query<AppendedRow[]>(APPEND, [
+      layerId,
+      actor,
+      reason,
+      FEED_LOCK,
+      announcer === undefined,
+      filesWritten,
+    ]);
     const row = rows[0];
     if (row === undefined) throw new Error(`config layer ${layerId} does not exist`);
+    const address: LayerAddress = {
+      host: row.host,
+      serviceId: row.service_id,
+      productId: row.product_id,
+      productVersion: row.product_version,
+      envTag: row.env_tag,
+    };
+    let announced: Promise<void> = Promise.resolve();
+    if (announcer !== undefined) {
+      // The controllers' payload (apps/controller/registry/config-push.ts): the address and the version.
+      const payload = JSON.stringify({ ...address, version: row.version });
+      let settle = (): void => undefined;
+      announced = new Promise((resolve) => (settle = resolve));
+      afterCommit(tx, () => void announcer.announce(payload).then(settle));
+    }
     return {
       version: row.version,
       at: row.at,
@@ -108,13 +205,8 @@ export class ConfigHistoryRepository extends BaseRepository {
       reason,
       change: row.change,
       properties: sortedRecord(Object.entries(row.properties)),
-      address: {
-        host: row.host,
-        serviceId: row.service_id,
-        productId: row.product_id,
-        productVersion: row.product_version,
-        envTag: row.env_tag,
-      },
+      address,
+      announced,
     };
   }
 
