@@ -10,6 +10,7 @@ import {
   readdirSync,
   readFileSync,
   readSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs';
 import { chmod, mkdtemp } from 'node:fs/promises';
@@ -293,7 +294,11 @@ export function startChild(name, script, env, { args = [], profile = PROFILE, no
   const logFile = join(RESULTS, 'logs', `${name}.log`);
   const profileDir = join(RESULTS, 'profiles', name);
   const node = [...nodeArgs];
-  if (profile) node.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
+  if (profile) {
+    // A fresh directory: profileSummary reads every profile in it, and an earlier run's would mix in.
+    rmSync(profileDir, { recursive: true, force: true });
+    node.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
+  }
   // The child writes its output straight to the file: relaying it here would take CPU from the load
   // generator, which runs in this process, and only while the product logs (a rejection's warning line).
   const fd = openSync(logFile, 'w');
