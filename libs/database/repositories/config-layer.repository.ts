@@ -224,10 +224,7 @@ export class ConfigLayerRepository extends BaseRepository {
 
   /** The properties a runtime sees for `request`, merged across its layers in one statement. */
   async mergedProperties(request: LayerAddress): Promise<Record<string, JsonValue>> {
-    const rows: { key: string; value: JsonValue }[] = await this.manager.query(
-      MERGED_PROPERTIES,
-      requestParams(request),
-    );
+    const rows = await this.rows<{ key: string; value: JsonValue }>(MERGED_PROPERTIES, requestParams(request));
     return sortedRecord(mergeByRank(rows));
   }
 
@@ -241,7 +238,7 @@ export class ConfigLayerRepository extends BaseRepository {
     maxBytes: number,
   ): Promise<{ readonly files: Record<string, string> } | { readonly tooLarge: number }> {
     // octet_length of a stored bytea reads its size, not its content.
-    const rows: { key: string; value: Buffer | null; total: string }[] = await this.manager.query(
+    const rows = await this.rows<{ key: string; value: Buffer | null; total: string }>(
       `select key, case when total <= $7 then value end as value, total
          from (select f.file_name as key, f.content as value, layer.rank,
                       sum(octet_length(f.content)) over () as total
