@@ -1,8 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LoggerService } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { symbols, type Level, type Logger } from 'pino';
-import { REDACTED_PATHS } from './logging.js';
+import type { Level, Logger } from 'pino';
 
 /** The request a line is logged for, and the app (its root logger) that serves it. */
 interface RequestScope {
@@ -53,14 +52,6 @@ export class AppLogger implements LoggerService {
       fields.err = message;
     } else if (typeof message === 'object' && message !== null) {
       Object.assign(fields, message);
-      const text = rest[0];
-      if (
-        rest.length <= 1 &&
-        (text === undefined || typeof text === 'string') &&
-        directOf(logger)(level, fields, text)
-      ) {
-        return;
-      }
     } else if (level === 'error' && isStack(rest)) {
       // Nest's own exception handlers call error(message, stack, context).
       const err = new Error(String(message));
@@ -69,7 +60,6 @@ export class AppLogger implements LoggerService {
       logger.error(fields);
       return;
     } else {
-      if (rest.length === 0 && directOf(logger)(level, fields, String(message))) return;
       logger[level](fields, String(message), ...rest);
       return;
     }
@@ -77,79 +67,8 @@ export class AppLogger implements LoggerService {
   }
 }
 
-const DIRECT = new WeakMap<Logger, DirectLine>();
-
-/** The direct writer of `root`, made once per logger. */
-function directOf(root: Logger): DirectLine {
-  let direct = DIRECT.get(root);
-  if (direct === undefined) {
-    direct = directLines(root);
-    DIRECT.set(root, direct);
-  }
-  return direct;
-}
-
 function isStack(params: unknown[]): params is [string] {
   return params.length === 1 && typeof params[0] === 'string' && /\n\s*at /.test(params[0]);
-}
-
-/** Writes one line as pino would; false when the line needs pino's own path (the caller then uses it). */
-export type DirectLine = (level: Level, fields: Readonly<Record<string, unknown>>, message?: string) => boolean;
-
-/** Keys pino treats specially here (redacted, or the error serializer): lines with them take pino's path. */
-const PINO_ONLY_KEYS = new Set([...REDACTED_PATHS.map((path) => path.split('.')[0]), 'err']);
-
-/** No lone surrogate (ES2024 `isWellFormed`, in Node since 20; TypeScript's lib here predates it). */
-const wellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
-
-/** Plain data JSON.stringify writes as pino's `stringify` does: primitives and plain objects of them. */
-function plainData(value: object): boolean {
-  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
-  return Object.values(value).every((item) => SCALARS.has(typeof item) || item === null);
-}
-const SCALARS = new Set(['string', 'number', 'boolean', 'undefined']);
-
-/**
- * pino's line for `fields` and `message`, byte for byte, composed here and handed to the logger's stream:
- * pino's generic path (serializers, redaction, a key walk with its own escaping) was the largest cost a
- * read paid that the smallest Nest app does not (bench auth), and half a binding rejection's warning line
- * (bench reject). It takes only what it can write exactly (strings without lone surrogates, finite numbers,
- * booleans, null, plain objects of those, `req` through the logger's serializer) and answers false for the
- * rest. `test/ops/request-line.spec` compares the two outputs over generated lines.
- */
-export function directLines(root: Logger): DirectLine {
-  const internals = root as unknown as Record<symbol, unknown>;
-  const serializeRequest = (internals[symbols.serializersSym] as { req?: (req: unknown) => unknown }).req;
-  const stream = internals[symbols.streamSym] as { write?: (line: string) => void } | undefined;
-  const bindings = internals[symbols.chindingsSym];
-  const levels = root.levels.values;
-  if (serializeRequest === undefined || typeof stream?.write !== 'function' || typeof bindings !== 'string') {
-    return () => false;
-  }
-  const write = stream.write.bind(stream);
-  return (level, fields, message) => {
-    if (message !== undefined && !wellFormed(message)) return false;
-    let line = `{"level":${levels[level]},"time":${Date.now()}${bindings}`;
-    for (const key in fields) {
-      if (!Object.hasOwn(fields, key)) continue;
-      const value = fields[key];
-      if (value === undefined || typeof value === 'function') continue;
-      if (PINO_ONLY_KEYS.has(key) || !wellFormed(key)) return false;
-      let json: string;
-      if (key === 'req') json = JSON.stringify(serializeRequest(value));
-      else if (typeof value === 'string') {
-        if (!wellFormed(value)) return false;
-        json = JSON.stringify(value);
-      } else if (typeof value === 'number') json = Number.isFinite(value) ? String(value) : 'null';
-      else if (typeof value === 'boolean') json = String(value);
-      else if (typeof value === 'object' && value !== null && plainData(value)) json = JSON.stringify(value);
-      else if (value === null) json = 'null';
-      else return false;
-      line += `,${JSON.stringify(key)}:${json}`;
-    }
-    write(message === undefined ? `${line}}\n` : `${line},"msg":${JSON.stringify(message)}}\n`);
-    return true;
-  };
 }
 
 /**
@@ -159,24 +78,18 @@ export function directLines(root: Logger): DirectLine {
  */
 export function logRequests(instance: FastifyInstance, logger: AppLogger): void {
   const root = logger.root;
-  const direct = directOf(root);
-  const completed = (request: FastifyRequest, statusCode: number, responseTime: number): void => {
-    const fields = { req: request, res: { statusCode }, responseTime };
-    if (!direct('info', fields, 'request completed')) root.info(fields, 'request completed');
-  };
   instance
     .addHook('onRequest', (request, _reply, done) => {
       scopes.run({ root, request }, done);
     })
     .addHook('onResponse', (request, reply: FastifyReply, done) => {
-      if (reply.statusCode >= 500) {
-        if (root.isLevelEnabled('error')) {
-          root.error(
-            { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
-            'request errored',
-          );
-        }
-      } else if (root.isLevelEnabled('info')) completed(request, reply.statusCode, reply.elapsedTime);
+      const level = reply.statusCode >= 500 ? 'error' : 'info';
+      if (root.isLevelEnabled(level)) {
+        root[level](
+          { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
+          level === 'error' ? 'request errored' : 'request completed',
+        );
+      }
       done();
     })
     .addHook('onRequestAbort', (request, done) => {

@@ -1,7 +1,7 @@
 export { HealthController } from './health.controller.js';
 export { ControlCharsGuard } from './request-input.js';
 export { BODY_LIMIT_BYTES, createHttpApp, lingeringEnd, type HttpAppOptions } from './http-app.js';
-export { AppLogger, directLines, logRequests } from './app-logger.js';
+export { AppLogger, logRequests } from './app-logger.js';
 export { clientAddress, createRootLogger, REDACTED_PATHS, requestId, safeError } from './logging.js';
 export { PlatformModule, SETTINGS, type PlatformOptions } from './platform.module.js';
 export {
