@@ -50,7 +50,8 @@ await runBenchmark('token', 'client-credentials issuance vs in-process signing w
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const keyFile = join(mkdtempSync(join(tmpdir(), 'bindery-bench-issuer-')), 'issuer.pem');
   writeFileSync(keyFile, privateKey.export({ format: 'pem', type: 'pkcs8' }));
-  const env = { TOKEN_ISSUER_KEY_FILE: keyFile, JWT_JWKS_FILE: '' };
+  // PUBLIC_BASE_URL: required in production while the issuer is on (its metadata's URLs come from it).
+  const env = { TOKEN_ISSUER_KEY_FILE: keyFile, JWT_JWKS_FILE: '', PUBLIC_BASE_URL: 'https://bindery.bench' };
   // The client, made the way an operator makes the first one.
   const out = execFileSync(
     process.execPath,
