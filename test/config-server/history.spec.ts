@@ -67,9 +67,19 @@ async function notified(): Promise<{ host: string; serviceId: string | null; ver
 }
 
 async function configEvents(host: string, as: string): Promise<{ actor: string; data: Record<string, unknown> }[]> {
-  const res = await call(api, 'GET', '/events?limit=1000', { token: as });
-  expect(res.statusCode).toBe(200);
-  const events = res.json<{ events: { type: string; actor: string; data: Record<string, unknown> }[] }>().events;
+  type Page = { events: { type: string; actor: string; data: Record<string, unknown> }[]; next: number };
+  const events: Page['events'] = [];
+  // The whole feed, page by page: the suite's other files share this database and may have written 1,000 first.
+  for (let after: number | undefined; ;) {
+    const res = await call(api, 'GET', `/events?limit=1000${after === undefined ? '' : `&after=${after}`}`, {
+      token: as,
+    });
+    expect(res.statusCode).toBe(200);
+    const page = res.json<Page>();
+    events.push(...page.events);
+    if (page.next === after || (after === undefined && page.events.length === 0 && page.next === 0)) break;
+    after = page.next;
+  }
   return events.filter((e) => e.type === 'config.changed' && e.data.host === host);
 }
 
