@@ -57,10 +57,14 @@ export class ControlSession implements OnApplicationShutdown {
     if (this.client === undefined) await this.connect();
   }
 
-  /** A statement on this session; fails at once (no queueing for ever) when it cannot connect. */
-  async query<T>(sql: string, parameters: unknown[] = []): Promise<{ rows: T[]; rowCount: number }> {
+  /**
+   * A statement on this session; fails at once (no queueing for ever) when it cannot connect. `name`
+   * prepares it once per connection (this is a session, never a transaction pooler): for statements sent
+   * all the time, whose planning would cost more than running them.
+   */
+  async query<T>(sql: string, parameters: unknown[] = [], name?: string): Promise<{ rows: T[]; rowCount: number }> {
     const client = this.client ?? (await this.connect());
-    const result = await client.query(sql, parameters);
+    const result = await client.query({ text: sql, values: parameters, ...(name === undefined ? {} : { name }) });
     return { rows: result.rows as T[], rowCount: result.rowCount ?? 0 };
   }
 

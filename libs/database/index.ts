@@ -8,5 +8,6 @@ export { queryObserver } from './query-observer.js';
 export { DuplicateKeyError, Tx, UnitOfWork, type HostVisibility } from './repository.js';
 export * from './repositories/index.js';
 export { resolveDatabase, type ResolvedDatabase } from './resolve-url.js';
+export { propertyChange, sameJson } from './property-change.js';
 export { compareKeys, sortedRecord } from './sorted.js';
 export type { SortOrder } from './sort-order.js';

@@ -8,7 +8,7 @@ import { DataSource } from 'typeorm';
 import { CONFIG_CHANNEL, ConfigLayerRepository, UnitOfWork } from '#database';
 import { importLayer, parseImportArgs, readImport } from '../../apps/api/config-server/config-import.js';
 import { ConfigHistoryService } from '../../apps/api/config-server/config-history.service.js';
-import { historyRepositories, recordLayerChange } from '../../apps/api/config-server/layer-history.js';
+import { historyRepository, recordLayerChange } from '../../apps/api/config-server/layer-history.js';
 import { call, sqlDuring, startApi, unique, type TestApi } from '../support/api.js';
 import { token } from '../support/tokens.js';
 
@@ -441,7 +441,7 @@ describe('NOTIFY', () => {
       work.run(async (tx) => {
         const layerId = await layers.in(tx).upsert(address, 'test');
         await layers.in(tx).writeProperties(layerId, { 'a.b': 1 }, 'replace');
-        await recordLayerChange(historyRepositories(db), tx, layerId, { actor: 'test', reason: null });
+        await recordLayerChange(historyRepository(db), tx, layerId, { actor: 'test', reason: null });
         throw new Error('changed my mind');
       }),
     ).rejects.toThrow('changed my mind');

@@ -157,6 +157,28 @@ describe('GET /events', () => {
     expect(page.events.length).toBeGreaterThan(0);
   });
 
+  it('a long-poll answers as soon as a config write commits too (properties and files, DESIGN 14)', async () => {
+    const host = unique('pollcfg');
+    for (const [path, body] of [
+      ['properties', { properties: { 'app.key': 1 } }],
+      ['files', { files: { 'a.pem': Buffer.from('pem').toString('base64') } }],
+    ] as const) {
+      const from = await tail();
+      const polling = feed(admin, `after=${from}&limit=1000&wait=10`);
+      await new Promise((r) => setTimeout(r, 300));
+      const wrote = Date.now();
+      const kind = path === 'files' ? '&kind=cert' : '';
+      const res = await call(api, 'PUT', `/config-server/admin/${path}?host=${host}&serviceId=svc${kind}`, {
+        token: admin,
+        body,
+      });
+      expect(res.statusCode).toBe(200);
+      const page = await polling;
+      expect(Date.now() - wrote).toBeLessThan(2000);
+      expect(page.events.some((e) => e.type === 'config.changed' && e.data.host === host)).toBe(true);
+    }
+  });
+
   it('never lets a reader pass a seq that commits late: it waits for the earlier writer, then sees both in order', async () => {
     const start = await tail();
     // A writer that took its seq and has not committed yet (as a slow transaction would).

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import {
-  ChangeEventRepository,
   ConfigHistoryRepository,
   ConfigLayerRepository,
   UnitOfWork,
@@ -19,7 +18,7 @@ import {
   type FilesLayerView,
   type PropertiesLayerView,
 } from './config-layer.view.js';
-import { recordLayerChange, type ChangeAuthor } from './layer-history.js';
+import { recordLayerChange, replacePropertiesRecorded, type ChangeAuthor } from './layer-history.js';
 
 /** A layer part as read or written, with the layer's version after it (0: the layer does not exist). */
 export interface Versioned<T> {
@@ -38,7 +37,6 @@ export class ConfigAdminService {
     private readonly work: UnitOfWork,
     private readonly layers: ConfigLayerRepository,
     private readonly history: ConfigHistoryRepository,
-    private readonly events: ChangeEventRepository,
   ) {}
 
   async putProperties(
@@ -49,9 +47,8 @@ export class ConfigAdminService {
   ): Promise<Versioned<PropertiesLayerView>> {
     const appended = await this.work.run(async (tx) => {
       const layerId = await this.lockWritable(tx, author, address, condition);
-      await this.layers.in(tx).writeProperties(layerId, properties, 'replace');
       // The version's snapshot is the layer as written: no separate read-back.
-      return this.record(tx, layerId, author, { files: false });
+      return replacePropertiesRecorded(this.history, tx, { layerId, address }, properties, author);
     });
     await appended.announced;
     return { view: toPropertiesLayerView(address, appended.properties), version: appended.version };
@@ -68,8 +65,7 @@ export class ConfigAdminService {
     const appended = await this.work.run(async (tx) => {
       const layerId = await this.lockExisting(tx, author, address, condition);
       if (layerId === undefined) return undefined;
-      await this.layers.in(tx).writeProperties(layerId, {}, 'replace');
-      return this.record(tx, layerId, author, { files: false });
+      return replacePropertiesRecorded(this.history, tx, { layerId, address }, {}, author);
     });
     await appended?.announced;
   }
@@ -145,8 +141,8 @@ export class ConfigAdminService {
     return (await this.layers.in(tx).upsertVersioned(address, author.actor)).layerId;
   }
 
-  private record(tx: Tx, layerId: string, author: ChangeAuthor, written?: { files: boolean }) {
-    return recordLayerChange({ history: this.history, events: this.events }, tx, layerId, author, written);
+  private record(tx: Tx, layerId: string, author: ChangeAuthor) {
+    return recordLayerChange(this.history, tx, layerId, author);
   }
 }
 

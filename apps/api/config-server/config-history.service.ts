@@ -1,11 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import {
-  ChangeEventRepository,
-  ConfigHistoryRepository,
-  ConfigLayerRepository,
-  UnitOfWork,
-  type LayerAddress,
-} from '#database';
+import { ConfigHistoryRepository, ConfigLayerRepository, UnitOfWork, type LayerAddress } from '#database';
 import { notFound, SETTINGS, type Settings } from '#platform';
 import { versionMatches, type VersionCondition } from '../common/etag.js';
 import { stale, type Versioned } from './config-admin.service.js';
@@ -38,7 +32,6 @@ export class ConfigHistoryService implements OnModuleInit, OnApplicationShutdown
     private readonly work: UnitOfWork,
     private readonly layers: ConfigLayerRepository,
     private readonly history: ConfigHistoryRepository,
-    private readonly events: ChangeEventRepository,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
@@ -90,7 +83,7 @@ export class ConfigHistoryService implements OnModuleInit, OnApplicationShutdown
       if (!versionMatches(condition, existing.aggregateVersion)) throw stale(existing.aggregateVersion);
       const { layerId } = await this.layers.in(tx).upsertVersioned(address, author.actor);
       if (!(await this.history.in(tx).restore(layerId, version))) throw unknownVersion(version);
-      const appended = await recordLayerChange({ history: this.history, events: this.events }, tx, layerId, author);
+      const appended = await recordLayerChange(this.history, tx, layerId, author);
       const content = await this.history.in(tx).version(layerId, appended.version, false);
       if (content === null) throw new Error('the version just appended is missing');
       return { view: { ...address, ...toVersionContentView(content) }, appended };

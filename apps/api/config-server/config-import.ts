@@ -13,7 +13,7 @@ import {
 } from './config-values.js';
 import { changeReason } from './layer-access.js';
 import { addressPart, FILE_KINDS, layerAddress, type FileKind, type LayerAddress } from './layer-address.js';
-import { historyRepositories, recordLayerChange } from './layer-history.js';
+import { historyRepository, recordLayerChange } from './layer-history.js';
 
 /** The `npm run config:import` command (docs/config-server.md): one layer from a values.yml and/or a folder. */
 
@@ -175,7 +175,7 @@ export async function importLayer(
     const layerId = await layers.upsert(plan.address, user);
     if (contents.properties !== undefined) await layers.writeProperties(layerId, contents.properties, 'replace');
     if (contents.files !== undefined) await layers.writeFiles(layerId, plan.kind, contents.files, 'replace');
-    await recordLayerChange(historyRepositories(dataSource), tx, layerId, { actor: user, reason: plan.reason });
+    await recordLayerChange(historyRepository(dataSource), tx, layerId, { actor: user, reason: plan.reason });
   });
   return {
     properties: contents.properties === undefined ? undefined : Object.keys(contents.properties).length,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { ConfigLayerRepository, UnitOfWork } from '#database';
 import type { JsonValue } from './config-values.js';
-import { historyRepositories, recordLayerChange } from './layer-history.js';
+import { historyRepository, recordLayerChange } from './layer-history.js';
 import type { LayerAddress } from './layer-address.js';
 
 export const DEV_SEED_HOST = 'dev-host';
@@ -71,7 +71,7 @@ export async function seedDevConfig(dataSource: DataSource, dataDir: string): Pr
   const outcome = await new UnitOfWork(dataSource).run(async (tx): Promise<DevSeedOutcome> => {
     const layers = new ConfigLayerRepository(dataSource).in(tx);
     if ((await layers.find(SERVICE)) !== null || (await layers.find(SERVICE_DEV)) !== null) return 'layers-exist';
-    const history = historyRepositories(dataSource);
+    const history = historyRepository(dataSource);
     const author = { actor: 'dev-seed', reason: 'example configuration of npm start' };
     const service = await layers.upsert(SERVICE, 'dev-seed');
     await layers.writeProperties(service, SERVICE_PROPERTIES, 'keep-existing');

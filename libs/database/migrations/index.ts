@@ -14,6 +14,7 @@ import { ChangeEventTagHosts1763700012000 } from './1763700012000-change-event-t
 import { ConfigHistory1763700013000 } from './1763700013000-config-history.js';
 import { ConfigHistoryAppend1763700013500 } from './1763700013500-config-history-append.js';
 import { ConfigHistoryLeanAppend1763700014100 } from './1763700014100-config-history-lean-append.js';
+import { ConfigPropertiesReplace1763700015000 } from './1763700015000-config-properties-replace.js';
 
 /** Every migration, oldest first; add new ones at the end. */
 export const migrations = [
@@ -33,4 +34,5 @@ export const migrations = [
   ConfigHistory1763700013000,
   ConfigHistoryAppend1763700013500,
   ConfigHistoryLeanAppend1763700014100,
+  ConfigPropertiesReplace1763700015000,
 ];

@@ -146,15 +146,6 @@ export class ChangeEventRepository extends BaseRepository {
   }
 
   /**
-   * Events were appended in this transaction by a statement of another repository (under FEED_LOCK, as
-   * `append` does: ConfigHistoryRepository): the feed's readers are woken after the commit all the same.
-   */
-  appendedElsewhere(): void {
-    if (this.tx === undefined) throw new Error('appendedElsewhere() is for a transaction (in(tx))');
-    afterCommit(this.tx, () => this.waker.wake());
-  }
-
-  /**
    * `write` and its events as one statement, so one implicit transaction: a single-row write needs no
    * BEGIN/COMMIT round trips (4 statements become 1). A unique violation surfaces as `DuplicateKeyError`.
    */

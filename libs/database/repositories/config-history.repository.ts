@@ -4,9 +4,10 @@ import { DataSource } from 'typeorm';
 import { ControlSession } from '../control-session.js';
 import type { FilesByKind, LayerChange } from '../entities/config-layer-version.entity.js';
 import type { JsonValue, LayerAddress } from '../entities/config-types.js';
-import { afterCommit, BaseRepository } from '../repository.js';
+import { propertyChange } from '../property-change.js';
+import { afterCommit, BaseRepository, type Tx } from '../repository.js';
 import { sortedRecord } from '../sorted.js';
-import { FEED_LOCK } from './change-event.repository.js';
+import { EVENTS_CHANNEL, FEED_LOCK } from './change-event.repository.js';
 
 /** Channel told of every committed layer version (the controllers' push listens, DESIGN 14). */
 export const CONFIG_CHANNEL = 'bindery_config';
@@ -61,13 +62,22 @@ const APPEND = `
   select version, at, change, properties, host, service_id, product_id, product_version, env_tag
     from config_layer_append_version($1, $2, $3, $4, $5, $6)`;
 
+/** Deletes the layer's ($1) properties, answering them: what a replace removes, for its diff. */
+const REMOVE_PROPERTIES = `
+  with gone as (delete from config_property where layer_id = $1 returning property_key, property_value)
+  select property_key as key, property_value as value from gone`;
+
+/** Inserts the properties $2, then appends the version and its event (see `replaceProperties`). */
+const REPLACE_PROPERTIES = `select version, at from config_layer_replace_properties($1, $2, $3, $4, $5, $6, $7, $8)`;
+
 /**
- * Committed versions' NOTIFYs, in order, in one transaction that need not wait for its flush: a lost
- * notification is no lost data (controllers re-read after a reconnect; runtimes compare ETags).
+ * Committed versions' NOTIFYs, in order, and the change feed's wake-up for their `config.changed` events, in
+ * one transaction that need not wait for its flush: a lost notification is no lost data (controllers re-read
+ * after a reconnect; runtimes compare ETags; feed readers poll again at their timeout).
  */
 const ANNOUNCE = `
-  select set_config('synchronous_commit', 'off', true), pg_notify('${CONFIG_CHANNEL}', payload)
-    from unnest($1::text[]) as payload`;
+  select set_config('synchronous_commit', 'off', true), pg_notify('${EVENTS_CHANNEL}', ''),
+         (select count(pg_notify('${CONFIG_CHANNEL}', payload)) from unnest($1::text[]) as payload)`;
 
 /**
  * Sends the NOTIFY of each committed version on the process's control session, right after the commit
@@ -88,18 +98,20 @@ class VersionAnnouncer {
   announce(payload: string): Promise<void> {
     return new Promise((sent) => {
       this.queue.push({ payload, sent });
-      if (!this.sending) void this.drain();
+      if (this.sending) return;
+      this.sending = true;
+      // After this turn's I/O: commits answered in the same turn go out in one statement.
+      setImmediate(() => void this.drain());
     });
   }
 
   private async drain(): Promise<void> {
-    this.sending = true;
     while (this.queue.length > 0) {
       const batch = this.queue;
       this.queue = [];
       const payloads = [batch.map((b) => b.payload)];
       try {
-        await this.session.query(ANNOUNCE, payloads);
+        await this.session.query(ANNOUNCE, payloads, 'bindery_announce_versions');
       } catch (error) {
         // The control session is down: the pool's sessions may not be.
         await this.db
@@ -159,27 +171,22 @@ export class ConfigHistoryRepository extends BaseRepository {
 
   /**
    * Records the layer's content as its current version and appends its `config.changed` event; call after
-   * the change, inside its transaction (`in(tx)`), then `ChangeEventRepository.appendedElsewhere()`.
-   * `filesWritten` false (the change wrote properties only) spares hashing the files again.
+   * the change, inside its transaction (`in(tx)`). After the commit, the announcement wakes the feed's readers too.
+   * A properties replace has its own, cheaper call: `replaceProperties`.
    */
-  async append(
-    layerId: string,
-    actor: string | null,
-    reason: string | null,
-    filesWritten = true,
-  ): Promise<AppendedVersion> {
+  async append(layerId: string, actor: string | null, reason: string | null): Promise<AppendedVersion> {
     const tx = this.tx;
     if (tx === undefined || this.manager.queryRunner?.isTransactionActive !== true) {
       throw new Error('a layer version is appended inside the transaction of its change');
     }
-    const announcer = this.announcer;
     const rows = await this.manager.query<AppendedRow[]>(APPEND, [
       layerId,
       actor,
       reason,
       FEED_LOCK,
-      announcer === undefined,
-      filesWritten,
+      this.announcer === undefined,
+      // Files may have changed: hashed again (false, keeping the last version's, is for properties writes).
+      true,
     ]);
     const row = rows[0];
     if (row === undefined) throw new Error(`config layer ${layerId} does not exist`);
@@ -190,14 +197,6 @@ export class ConfigHistoryRepository extends BaseRepository {
       productVersion: row.product_version,
       envTag: row.env_tag,
     };
-    let announced: Promise<void> = Promise.resolve();
-    if (announcer !== undefined) {
-      // The controllers' payload (apps/controller/registry/config-push.ts): the address and the version.
-      const payload = JSON.stringify({ ...address, version: row.version });
-      let settle = (): void => undefined;
-      announced = new Promise((resolve) => (settle = resolve));
-      afterCommit(tx, () => void announcer.announce(payload).then(settle));
-    }
     return {
       version: row.version,
       at: row.at,
@@ -206,8 +205,61 @@ export class ConfigHistoryRepository extends BaseRepository {
       change: row.change,
       properties: sortedRecord(Object.entries(row.properties)),
       address,
-      announced,
+      announced: this.announcedAfterCommit(tx, address, row.version),
     };
+  }
+
+  /**
+   * A properties replace and its version, with its `config.changed` event, in the transaction (`in(tx)`)
+   * that holds the layer's row lock, announced like `append`'s. The same version as
+   * `append` after `ConfigLayerRepository.writeProperties(…, 'replace')`, for two statements instead of four:
+   * the delete reads the properties it removes, the diff is worked out here, and one function call inserts
+   * the properties, the version and the event (migration ConfigPropertiesReplace).
+   */
+  async replaceProperties(
+    layerId: string,
+    address: LayerAddress,
+    properties: Readonly<Record<string, JsonValue>>,
+    actor: string | null,
+    reason: string | null,
+  ): Promise<AppendedVersion> {
+    const tx = this.tx;
+    if (tx === undefined || this.manager.queryRunner?.isTransactionActive !== true) {
+      throw new Error('a layer version is appended inside the transaction of its change');
+    }
+    const removed = await this.manager.query<{ key: string; value: JsonValue }[]>(REMOVE_PROPERTIES, [layerId]);
+    const { change, keys } = propertyChange(new Map(removed.map((r) => [r.key, r.value])), properties);
+    const rows = await this.manager.query<{ version: number; at: Date }[]>(REPLACE_PROPERTIES, [
+      layerId,
+      JSON.stringify(properties),
+      JSON.stringify(change),
+      JSON.stringify(keys),
+      actor,
+      reason,
+      FEED_LOCK,
+      this.announcer === undefined,
+    ]);
+    const row = rows[0];
+    if (row === undefined) throw new Error(`config layer ${layerId} does not exist`);
+    return {
+      version: row.version,
+      at: row.at,
+      actor,
+      reason,
+      change,
+      properties: sortedRecord(Object.entries(properties)),
+      address,
+      announced: this.announcedAfterCommit(tx, address, row.version),
+    };
+  }
+
+  /** Settles once the controllers were told of `version` (after the commit), at once without a control session. */
+  private announcedAfterCommit(tx: Tx, address: LayerAddress, version: number): Promise<void> {
+    const announcer = this.announcer;
+    if (announcer === undefined) return Promise.resolve();
+    // The controllers' payload (apps/controller/registry/config-push.ts): the address and the version.
+    const payload = JSON.stringify({ ...address, version });
+    return new Promise((settle) => afterCommit(tx, () => void announcer.announce(payload).then(() => settle())));
   }
 
   /** The layer's versions, newest first, and how many are kept. */
