@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import type { ArgumentMetadata } from '@nestjs/common';
+import { Transform } from 'class-transformer';
+import { IsArray, IsOptional, IsString } from 'class-validator';
 import { PageQueryDto } from './paging.js';
 import { ProblemException } from './problem.js';
 import { validationPipe } from './validation.js';
@@ -30,6 +32,28 @@ describe('validationPipe remembering passing queries', () => {
       expect(await outcome(pipe, { offset: '5', limit: ['7', '8'] })).toBe(400);
       expect(await outcome(pipe, { limit: '0' })).toBe(400);
       expect(await outcome(pipe, { limit: '1001' })).toBe(400);
+    }
+  });
+});
+
+class NamesQuery {
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.split(',') : value))
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  names?: string[];
+}
+
+describe('validationPipe remembering a query whose result holds a list', () => {
+  it('transforms it again each time: no list is shared between requests', async () => {
+    const pipe = validationPipe();
+    const metadata: ArgumentMetadata = { type: 'query', metatype: NamesQuery, data: undefined };
+    const first = (await pipe.transform({ names: 'a,b' }, metadata)) as NamesQuery;
+    first.names?.push('changed');
+    for (let round = 0; round < 2; round += 1) {
+      const again = (await pipe.transform({ names: 'a,b' }, metadata)) as NamesQuery;
+      expect(again).toBeInstanceOf(NamesQuery);
+      expect(again.names).toEqual(['a', 'b']);
     }
   });
 });
