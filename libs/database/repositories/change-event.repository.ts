@@ -111,7 +111,7 @@ class FeedWaker {
     }
     this.sending = true;
     void this.session
-      .query(`select pg_notify('${EVENTS_CHANNEL}', '')`)
+      .query(`select pg_notify('${EVENTS_CHANNEL}', '')`, [], 'bindery_wake_feed')
       .catch((error: unknown) =>
         this.logger.warn({ err: error }, 'could not notify readers; they poll again at their timeout'),
       )
