@@ -1,80 +1,34 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { migrate } from '#database';
 import { describeRuntimeEvent, RuntimeClient, RuntimeTokenError, type RuntimeClientEvent } from '#runtime-client';
 import { ClientsService } from '../../apps/api/token-issuer/clients.service.js';
 import { listenApi, unique, type ListeningApi } from '../support/api.js';
-import { RegistryTable, waitFor } from '../support/controller.js';
+import { waitFor } from '../support/controller.js';
 import { freePort, startBuilt, type Spawned } from '../support/processes.js';
-import { ISSUER, writeIssuerKeyFile } from '../support/tokens.js';
+import { ISSUER } from '../support/tokens.js';
+import { startIssuerWorld, type IssuerWorld } from './support.js';
 
 /**
  * DESIGN 11 against the real processes: the api with its built-in issuer (in-process, listening) and the
  * built controller reading the api's JWKS, both trusting only the issuer's keys. No part of Bindery is mocked.
  */
-const keys = writeIssuerKeyFile();
 const host = unique('rc-host');
 const serviceId = unique('rc-svc');
-let api: ListeningApi;
-let controller: Spawned;
-let controllerPort: number;
-let table: RegistryTable;
-let secret: string;
-let clientId: string;
-
-const issuerEnv = { JWT_JWKS_FILE: '', TOKEN_ISSUER_KEY_FILE: keys.file, JWT_ISSUER: ISSUER };
-
-function startControllerProcess(): Promise<Spawned> {
-  // As in docker-compose.issuer.yml: the controller holds no private key and trusts the api's JWKS.
-  return startBuilt('apps/controller/main.js', controllerPort, {
-    JWT_JWKS_FILE: '',
-    JWT_JWKS_URI: `${api.url}/.well-known/jwks.json`,
-    JWT_ISSUER: ISSUER,
-    CONTROLLER_PORT: String(controllerPort),
-    CONTROLLER_HOST_ID: host,
-  });
-}
+let world: IssuerWorld;
 
 beforeAll(async () => {
-  await migrate(process.env.DATABASE_URL ?? '');
-  api = await listenApi(issuerEnv);
-  controllerPort = await freePort();
-  controller = await startControllerProcess();
-  table = new RegistryTable();
-  const operator = { subject: 'test', scopes: new Set<string>(), host: null, claims: {} };
-  const clients = api.app.get(ClientsService);
-  const created = await clients.create(operator, { host, sid: serviceId, envs: ['prod'], scopes: ['portal.r'] });
-  clientId = created.clientId;
-  secret = created.clientSecret;
-  // The service's configuration, written as an operator would (straight through the service layer).
-  const admin = await clients.create(operator, { scopes: ['portal.admin'], envs: [] });
-  const form = new URLSearchParams({ grant_type: 'client_credentials' });
-  const basic = Buffer.from(`${admin.clientId}:${admin.clientSecret}`).toString('base64');
-  const issued = await fetch(`${api.url}/oauth2/token`, {
-    method: 'POST',
-    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
-    body: form.toString(),
-  });
-  const adminToken = ((await issued.json()) as { access_token: string }).access_token;
-  const put = await fetch(`${api.url}/config-server/admin/properties?host=${host}&serviceId=${serviceId}&envTag=prod`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ properties: { 'server.port': 8443 } }),
-  });
-  expect(put.status).toBe(200);
+  world = await startIssuerWorld(host, serviceId);
+  // The service's configuration, written as an operator would.
+  await world.putLayer({ serviceId, envTag: 'prod' }, { 'server.port': 8443 });
 }, 60_000);
 
-afterAll(async () => {
-  controller?.child.kill('SIGKILL');
-  await api?.close();
-  await table?.end();
-});
+afterAll(() => world?.close());
 
 const options = (overrides: Record<string, unknown> = {}) => ({
-  tokenEndpoint: `${api.url}/oauth2/token`,
-  clientId,
-  clientSecret: secret,
-  apiUrl: api.url,
-  controllerUrl: `ws://127.0.0.1:${controllerPort}`,
+  tokenEndpoint: `${world.api.url}/oauth2/token`,
+  clientId: world.clientId,
+  clientSecret: world.secret,
+  apiUrl: world.api.url,
+  controllerUrl: world.controllerUrl,
   host,
   serviceId,
   envTag: 'prod',
@@ -84,8 +38,9 @@ const options = (overrides: Record<string, unknown> = {}) => ({
 });
 
 const configRequests = (): number =>
-  api.logs.lines.filter((l) => String((l.req as { url?: string } | undefined)?.url ?? '').startsWith('/config-server'))
-    .length;
+  world.api.logs.lines.filter((l) =>
+    String((l.req as { url?: string } | undefined)?.url ?? '').startsWith('/config-server'),
+  ).length;
 
 describe('a misconfigured runtime stops during token setup', () => {
   it.each([
@@ -103,7 +58,7 @@ describe('a misconfigured runtime stops during token setup', () => {
       expect((error as RuntimeTokenError).claim).toBe(claim);
       expect((error as Error).message).toContain(claim);
       expect(configRequests()).toBe(before);
-      expect(await table.byService('serviceId' in change ? change.serviceId : serviceId)).toEqual([]);
+      expect(await world.table.byService('serviceId' in change ? change.serviceId : serviceId)).toEqual([]);
     },
   );
 
@@ -114,7 +69,7 @@ describe('a misconfigured runtime stops during token setup', () => {
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(RuntimeTokenError);
-    expect(await table.byService(serviceId)).toEqual([]);
+    expect(await world.table.byService(serviceId)).toEqual([]);
   });
 });
 
@@ -126,15 +81,15 @@ describe('a correct runtime', () => {
     // A second read is answered from the ETag cache (304).
     expect(await client.config()).toEqual({ 'server.port': 8443 });
     const id = await client.register();
-    expect((await table.byId(id))?.status).toBe('connected');
+    expect((await world.table.byId(id))?.status).toBe('connected');
 
-    controller.child.kill('SIGTERM');
-    expect(await controller.exit()).toBe(0);
-    expect((await table.byId(id))?.status).toBe('disconnected');
-    controller = await startControllerProcess();
+    world.controller().child.kill('SIGTERM');
+    expect(await world.controller().exit()).toBe(0);
+    expect((await world.table.byId(id))?.status).toBe('disconnected');
+    await world.restartController();
     await waitFor(() => events.filter((e) => e.type === 'registered').length >= 2, 'the re-registration', 20_000);
     expect(client.instanceId).toBe(id);
-    expect((await table.byId(id))?.status).toBe('connected');
+    expect((await world.table.byId(id))?.status).toBe('connected');
 
     // What the runtime's log says: one disconnect, each failed attempt's cause, then that it reconnected.
     const lines = events.map(describeRuntimeEvent);
@@ -148,7 +103,7 @@ describe('a correct runtime', () => {
     );
 
     await client.close();
-    await waitFor(async () => (await table.byId(id))?.status === 'deregistered', 'the deregistration');
+    await waitFor(async () => (await world.table.byId(id))?.status === 'deregistered', 'the deregistration');
   }, 60_000);
 });
 
@@ -169,9 +124,9 @@ describe('subscribe()', () => {
     expect(sets[1]).toEqual(['10.3.1.1:9001', '10.3.1.2:9002']);
 
     // The controller restarts: both reconnect and register again; the watcher subscribes again by itself.
-    controller.child.kill('SIGTERM');
-    expect(await controller.exit()).toBe(0);
-    controller = await startControllerProcess();
+    world.controller().child.kill('SIGTERM');
+    expect(await world.controller().exit()).toBe(0);
+    await world.restartController();
     await waitFor(
       () => sets.length >= 3 && (sets.at(-1)?.length ?? 0) === 2,
       'the set after the reconnect with both nodes',
@@ -193,7 +148,7 @@ describe('token lifetimes on the socket (DESIGN 8)', () => {
 
   beforeAll(async () => {
     // Tokens of 2 s and a grace of 1.5 s: without session/refresh the socket would be closed within 4 s.
-    shortApi = await listenApi({ ...issuerEnv, TOKEN_TTL_SEC: '2' });
+    shortApi = await listenApi({ ...world.env, TOKEN_TTL_SEC: '2' });
     strictPort = await freePort();
     strictController = await startBuilt('apps/controller/main.js', strictPort, {
       JWT_JWKS_FILE: '',
@@ -229,9 +184,9 @@ describe('token lifetimes on the socket (DESIGN 8)', () => {
     expect(events.filter((e) => e.type === 'disconnected' || e.type === 'registered').map((e) => e.type)).toEqual([
       'registered',
     ]);
-    expect((await table.byId(id))?.status).toBe('connected');
+    expect((await world.table.byId(id))?.status).toBe('connected');
     await client.close();
-    await waitFor(async () => (await table.byId(id))?.status === 'deregistered', 'the deregistration');
+    await waitFor(async () => (await world.table.byId(id))?.status === 'deregistered', 'the deregistration');
   }, 60_000);
 
   it('a secret rotated under a running client: each failed renewal names invalid_client (401)', async () => {
