@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { call, sqlDuring, startApi, unique, type TestApi } from '../support/api.js';
+import { call, sqlDuring, startApi, type TestApi } from '../support/api.js';
 import { callers } from '../support/tokens.js';
+import { createSchema, newId, schemaLinks } from './batch-support.js';
 
 /**
  * DESIGN 12, POST /tags/batch worked out for the whole batch at once: operations on one entity in request
@@ -13,7 +14,6 @@ import { callers } from '../support/tokens.js';
 let api: TestApi;
 let db: DataSource;
 let admin: string;
-const newId = (p: string): string => unique(p).replace(/-/g, '').slice(0, 22);
 
 type Result = { index: number; status: number; detail?: string };
 type Operation = { op: 'add' | 'remove'; entityType: string; entityId: string; tagIds: string[] };
@@ -35,20 +35,8 @@ async function tags(n: number, hostId: string | null = null, prefix = newId('bt'
   return ids;
 }
 
-async function schema(body: Record<string, unknown> = {}): Promise<string> {
-  const schemaId = newId('bs');
-  const res = await call(api, 'POST', '/schemas', { token: admin, body: { schemaId, schemaName: 'b', ...body } });
-  expect(res.statusCode).toBe(201);
-  return schemaId;
-}
-
-const linksOf = async (schemaId: string): Promise<string[]> =>
-  (
-    await db.query<{ tag_id: string }[]>(
-      `select tag_id from entity_tag where entity_type = 'schema' and entity_id = $1 order by tag_id`,
-      [schemaId],
-    )
-  ).map((r) => r.tag_id);
+const schema = (body: Record<string, unknown> = {}): Promise<string> => createSchema(api, admin, body);
+const linksOf = (schemaId: string): Promise<string[]> => schemaLinks(db, schemaId);
 
 const stateOf = async (schemaId: string): Promise<{ version: number; user: string }> =>
   (

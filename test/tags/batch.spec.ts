@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { call, startApi, unique, type TestApi } from '../support/api.js';
 import { callers } from '../support/tokens.js';
+import { createSchema, newId, schemaLinks } from './batch-support.js';
 
 /** DESIGN 12: POST /tags/batch. */
 let api: TestApi;
 let db: DataSource;
 let admin: string;
 const host = unique('bh').slice(0, 20);
-const newId = (p: string): string => unique(p).replace(/-/g, '').slice(0, 22);
 
 type Result = { index: number; status: number; detail?: string };
 
@@ -28,20 +28,8 @@ async function tags(n: number, prefix = unique('bt')): Promise<string[]> {
   return ids;
 }
 
-async function schema(body: Record<string, unknown> = {}): Promise<string> {
-  const schemaId = newId('bs');
-  const res = await call(api, 'POST', '/schemas', { token: admin, body: { schemaId, schemaName: 'b', ...body } });
-  expect(res.statusCode).toBe(201);
-  return schemaId;
-}
-
-const linksOf = async (schemaId: string): Promise<string[]> =>
-  (
-    await db.query<{ tag_id: string }[]>(
-      `select tag_id from entity_tag where entity_type = 'schema' and entity_id = $1 order by tag_id`,
-      [schemaId],
-    )
-  ).map((r) => r.tag_id);
+const schema = (body: Record<string, unknown> = {}): Promise<string> => createSchema(api, admin, body);
+const linksOf = (schemaId: string): Promise<string[]> => schemaLinks(db, schemaId);
 
 const batch = (operations: unknown[], token = admin, query = '') =>
   call(api, 'POST', `/tags/batch${query}`, { token, body: { operations } });
