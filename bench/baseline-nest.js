@@ -21,10 +21,10 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import jwt from 'jsonwebtoken';
 import pg from 'pg';
+import { announce } from './serve.js';
+import { SELECT_TAG, tagView } from './tag-row.js';
 
 const POOL = 'POOL';
-const SELECT = `select tag_id, host_id, tag_name, tag_desc, update_user, update_ts, aggregate_version
-  from tag where tag_id = $1`;
 
 const keys = new Map(
   JSON.parse(readFileSync(process.env.JWT_JWKS_FILE, 'utf8')).keys.map((jwk) => [
@@ -73,19 +73,11 @@ class TagsController {
   }
 
   async get(tagId, reply) {
-    const { rows } = await this.pool.query(SELECT, [tagId]);
+    const { rows } = await this.pool.query(SELECT_TAG, [tagId]);
     if (rows.length === 0) return { status: 404, title: 'Not Found' };
     const t = rows[0];
     void reply.header('etag', `W/"${t.aggregate_version}"`);
-    return {
-      tagId: t.tag_id,
-      hostId: t.host_id,
-      tagName: t.tag_name,
-      tagDesc: t.tag_desc,
-      updateUser: t.update_user,
-      updateTs: t.update_ts.toISOString(),
-      aggregateVersion: t.aggregate_version,
-    };
+    return tagView(t);
   }
 }
 Inject(POOL)(TagsController, undefined, 0);
@@ -101,11 +93,4 @@ Module({ controllers: [TagsController], providers: [{ provide: POOL, useValue: p
 
 const app = await NestFactory.create(AppModule, new FastifyAdapter(), { logger: false });
 await app.listen(0, '127.0.0.1');
-process.stdout.write(`LISTENING ${app.getHttpServer().address().port}\n`);
-const stop = () =>
-  void app
-    .close()
-    .then(() => pool.end())
-    .then(() => process.exit(0));
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+announce(app.getHttpServer().address().port, () => app.close().then(() => pool.end()));
