@@ -185,7 +185,7 @@ export class ConfigHistoryRepository extends BaseRepository {
       reason,
       FEED_LOCK,
       this.announcer === undefined,
-      // Files may have changed: hashed again (false, keeping the last version's, is for properties writes).
+      // The change may have touched files: hash them again (properties writes use replaceProperties).
       true,
     ]);
     const row = rows[0];
