@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LoggerService } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Level, Logger } from 'pino';
+import { requestLineOf } from './logging.js';
 
 /** The request a line is logged for, and the app (its root logger) that serves it. */
 interface RequestScope {
@@ -78,6 +79,7 @@ function isStack(params: unknown[]): params is [string] {
  */
 export function logRequests(instance: FastifyInstance, logger: AppLogger): void {
   const root = logger.root;
+  const line = requestLineOf(root);
   instance
     .addHook('onRequest', (request, _reply, done) => {
       scopes.run({ root, request }, done);
@@ -85,8 +87,11 @@ export function logRequests(instance: FastifyInstance, logger: AppLogger): void 
     .addHook('onResponse', (request, reply: FastifyReply, done) => {
       const level = reply.statusCode >= 500 ? 'error' : 'info';
       if (root.isLevelEnabled(level)) {
-        root[level](
-          { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime },
+        line(
+          level,
+          request,
+          reply.statusCode,
+          reply.elapsedTime,
           level === 'error' ? 'request errored' : 'request completed',
         );
       }

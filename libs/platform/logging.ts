@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { scrubSqlMessage } from '#database';
-import { pino, stdSerializers, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { pino, stdSerializers, symbols, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { BlockWriter } from './block-writer.js';
 import type { LogLevel } from './settings.js';
 
@@ -95,7 +95,50 @@ export function createRootLogger(level: LogLevel, trustProxy: boolean, stream?: 
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     serializers: { err: safeError, req: (req: unknown) => loggedRequest(req, trustProxy) },
   };
-  return pino(options, stream ?? stdout());
+  const destination = stream ?? stdout();
+  const root = pino(options, destination);
+  // A stream that wants pino's per-line metadata (multistream) gets every line through pino.
+  if (!(symbols.needsMetadataGsym in destination)) ROOTS.set(root, { trustProxy, stream: destination });
+  return root;
+}
+
+/** Root loggers made by createRootLogger, whose request lines `requestLine` may write itself. */
+const ROOTS = new WeakMap<Logger, { readonly trustProxy: boolean; readonly stream: DestinationStream }>();
+
+/** Writes one request line, as `root[level]({ req, res: { statusCode }, responseTime }, message)` would. */
+export type RequestLine = (
+  level: 'info' | 'error',
+  request: unknown,
+  statusCode: number,
+  responseTime: number,
+  message: string,
+) => void;
+
+/**
+ * The request line (one per request, DESIGN 9) built directly, byte for byte the line pino builds (a
+ * differential property test holds them equal): its keys are fixed and none is redacted, and pino's
+ * generic path (serializer and stringifier lookups per key, hooks) was most of a line's 6 µs (bench auth).
+ * Any other logger gets the pino call.
+ */
+export function requestLineOf(root: Logger): RequestLine {
+  const fast = ROOTS.get(root);
+  if (fast === undefined) {
+    return (level, request, statusCode, responseTime, message) =>
+      root[level]({ req: request, res: { statusCode }, responseTime }, message);
+  }
+  const { trustProxy, stream } = fast;
+  // pid and hostname, as pino serialised them when it made the root (a root has no child bindings).
+  const bindings = (root as unknown as Record<symbol, string>)[symbols.chindingsSym] ?? '';
+  const levels = { info: root.levels.values.info, error: root.levels.values.error };
+  return (level, request, statusCode, responseTime, message) => {
+    const req = JSON.stringify(loggedRequest(request, trustProxy));
+    // pino writes a non-finite number as null.
+    const time = Number.isFinite(responseTime) ? responseTime : null;
+    stream.write(
+      `{"level":${levels[level]},"time":${Date.now()}${bindings},"req":${req},` +
+        `"res":{"statusCode":${statusCode}},"responseTime":${time},"msg":${JSON.stringify(message)}}\n`,
+    );
+  };
 }
 
 const FLUSH_INTERVAL_MS = 250;

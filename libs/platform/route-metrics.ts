@@ -63,8 +63,12 @@ export class RouteMetrics {
     series.count += 1;
     series.sum += seconds;
     // Per bucket, not cumulative: the exposition adds them up (as prom-client stores them).
-    const bucket = this.bounds.findIndex((bound) => seconds <= bound);
-    if (bucket !== -1) series.buckets[bucket] = (series.buckets[bucket] ?? 0) + 1;
+    for (let i = 0; i < this.bounds.length; i += 1) {
+      if (seconds <= (this.bounds[i] ?? 0)) {
+        series.buckets[i] = (series.buckets[i] ?? 0) + 1;
+        break;
+      }
+    }
   }
 
   /** The series as prom-client's Histogram exposes them: cumulative `le` buckets, `+Inf`, sum, count. */
