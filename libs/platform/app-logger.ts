@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LoggerService } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Level, Logger } from 'pino';
-import { requestLineOf } from './logging.js';
+import { plainLineOf, requestLineOf, type PlainLine } from './logging.js';
 
 /** The request a line is logged for, and the app (its root logger) that serves it. */
 interface RequestScope {
@@ -18,7 +18,11 @@ const scopes = new AsyncLocalStorage<RequestScope>();
  * `{"context":"Context", ...fields, "msg":"message"}`, with the request's fields when called within one.
  */
 export class AppLogger implements LoggerService {
-  constructor(readonly root: Logger) {}
+  private readonly plainLine: PlainLine;
+
+  constructor(readonly root: Logger) {
+    this.plainLine = plainLineOf(root);
+  }
 
   verbose(message: unknown, ...params: unknown[]): void {
     this.write('trace', message, params);
@@ -42,6 +46,7 @@ export class AppLogger implements LoggerService {
   private write(level: Level, message: unknown, params: unknown[]): void {
     const scope = scopes.getStore();
     const logger = scope === undefined ? this.root : scope.root;
+    const plainLine = logger === this.root ? this.plainLine : undefined;
     if (!logger.isLevelEnabled(level)) return;
     // `req` (id, method, path, address) in the line, not in a child logger: most requests log one line, and
     // a child's bindings would be serialised and redacted a second time.
@@ -61,8 +66,13 @@ export class AppLogger implements LoggerService {
       logger.error(fields);
       return;
     } else {
+      if (rest.length === 0 && plainLine?.(level, fields, String(message)) === true) return;
       logger[level](fields, String(message), ...rest);
       return;
+    }
+    // One string after the fields is the message; more are its format arguments, which only pino applies.
+    if (rest.length <= 1 && (rest[0] === undefined || typeof rest[0] === 'string')) {
+      if (plainLine?.(level, fields, rest[0]) === true) return;
     }
     logger[level](fields, ...(rest as [string?]));
   }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { Counter, Histogram, Registry } from 'prom-client';
-import { assertProperty } from '../../test/support/binding-space.js';
-import { RouteMetrics } from './route-metrics.js';
+import { RouteMetrics } from '../../libs/platform/route-metrics.js';
+import { assertProperty } from '../support/binding-space.js';
 
 const COUNTER = { name: 'bindery_http_requests_total', help: 'HTTP requests' };
 const HISTOGRAM = { name: 'bindery_http_request_duration_seconds', help: 'HTTP request latency' };
