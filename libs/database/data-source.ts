@@ -7,6 +7,9 @@ import { ObservingTypeOrmLogger, type SqlErrorSink } from './query-observer.js';
 /** A statement slower than this is logged as a warning (TypeORM's and the repositories' pool path alike). */
 export const SLOW_QUERY_MS = 1000;
 
+/** Key of `extra`: whether hot statements may be named (prepared once per connection); false behind a pooler. */
+export const NAMED_STATEMENTS = 'binderyNamedStatements';
+
 export interface DatabaseOptions {
   readonly url: string;
   /** A direct connection when `url` is a transaction pooler (DESIGN 15); unset or equal: `url` keeps sessions. */
@@ -43,6 +46,8 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
         : {}),
       // An unreachable server fails a request within seconds (503) instead of queueing it for ever.
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      // Read by the repositories' pool path (pg ignores it): named statements on direct connections only.
+      [NAMED_STATEMENTS]: !behindPooler(options),
     },
   };
 }

@@ -5,7 +5,7 @@ export { startEmbeddedPostgres, type EmbeddedServer, type EmbeddedOptions } from
 export * from './entities/index.js';
 export { isDatabaseUnavailable, scrubSqlMessage } from './pg-errors.js';
 export { queryObserver } from './query-observer.js';
-export { DuplicateKeyError, Tx, UnitOfWork, type HostVisibility } from './repository.js';
+export { DuplicateKeyError, StatementNames, Tx, UnitOfWork, type HostVisibility } from './repository.js';
 export * from './repositories/index.js';
 export { resolveDatabase, type ResolvedDatabase } from './resolve-url.js';
 export { propertyChange, sameJson } from './property-change.js';

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import pg from 'pg';
 import { InjectDataSource } from '@nestjs/typeorm';
 import {
   QueryFailedError,
@@ -7,7 +8,7 @@ import {
   type ObjectLiteral,
   type SelectQueryBuilder,
 } from 'typeorm';
-import { SLOW_QUERY_MS } from './data-source.js';
+import { NAMED_STATEMENTS, SLOW_QUERY_MS } from './data-source.js';
 import { uniqueViolation } from './pg-errors.js';
 
 const MANAGERS = new WeakMap<Tx, EntityManager>();
@@ -105,21 +106,59 @@ export function whereVisible<T extends ObjectLiteral>(
 }
 
 interface PgPool {
-  query(sql: string, parameters: readonly unknown[]): Promise<{ rows: unknown[] }>;
+  query(statement: string | pg.Query, parameters?: readonly unknown[]): Promise<{ rows: unknown[] }>;
 }
 
-/** TypeORM's pg pool (`PostgresDriver.master`, typed `any` there), checked once per data source. */
-const POOLS = new WeakMap<DataSource, PgPool>();
-function poolOf(db: DataSource): PgPool {
+/**
+ * `text` as the named statement `name`. Built from the text and then named: given a config object, pg
+ * copies it property by property on every call, which cost more client CPU than the name saved (bench peer).
+ */
+function namedQuery(name: string, text: string, values: readonly unknown[]): pg.Query {
+  const query = new pg.Query(text, values as unknown[]);
+  (query as { name?: string }).name = name;
+  return query;
+}
+
+/** TypeORM's pg pool (`PostgresDriver.master`, typed `any` there) and its statement names, once per data source. */
+interface Pool {
+  readonly pg: PgPool;
+  /** Null behind a transaction pooler (DESIGN 15: no named prepared statements there). */
+  readonly names: StatementNames | null;
+}
+const POOLS = new WeakMap<DataSource, Pool>();
+function poolOf(db: DataSource): Pool {
   let pool = POOLS.get(db);
   if (pool === undefined) {
     const master = (db.driver as unknown as { master?: Partial<PgPool> }).master;
     if (typeof master?.query !== 'function') throw new Error('the data source has no pg pool (not initialized?)');
-    pool = master as PgPool;
+    const named = (db.options as { extra?: Record<string, unknown> }).extra?.[NAMED_STATEMENTS] === true;
+    pool = { pg: master as PgPool, names: named ? new StatementNames(MAX_NAMED_STATEMENTS) : null };
     POOLS.set(db, pool);
   }
   return pool;
 }
+
+/**
+ * Names for statement texts, so that pg prepares each once per connection and PostgreSQL plans it once
+ * per session (a parse and plan cost as much as a short statement's execution, bench peer). At most `max`
+ * texts get a name, so neither pg's per-connection cache nor the server's sessions grow without bound.
+ */
+export class StatementNames {
+  private readonly names = new Map<string, string>();
+
+  constructor(private readonly max: number) {}
+
+  /** The name of `text`, or undefined once `max` other texts have one (then it runs unnamed). */
+  of(text: string): string | undefined {
+    const name = this.names.get(text);
+    if (name !== undefined || this.names.size >= this.max) return name;
+    const next = `bindery_${this.names.size + 1}`;
+    this.names.set(text, next);
+    return next;
+  }
+}
+
+const MAX_NAMED_STATEMENTS = 200;
 
 /** What every repository shares: the data source, and the same repository bound to a transaction. */
 export abstract class BaseRepository {
@@ -142,7 +181,11 @@ export abstract class BaseRepository {
     logger.logQuery(sql, parameters as unknown[]);
     const started = Date.now();
     try {
-      const result = await poolOf(this.db).query(sql, parameters);
+      const pool = poolOf(this.db);
+      const name = pool.names?.of(sql);
+      const result = await (name === undefined
+        ? pool.pg.query(sql, parameters)
+        : pool.pg.query(namedQuery(name, sql, parameters)));
       const elapsed = Date.now() - started;
       if (elapsed > SLOW_QUERY_MS) logger.logQuerySlow(elapsed, sql, parameters as unknown[]);
       return result.rows as T[];

@@ -152,7 +152,8 @@ export class ChangeEventRepository extends BaseRepository {
   async recorded(write: WriteStatement, events: readonly NewChangeEvent[]): Promise<void> {
     if (this.tx !== undefined) throw new Error('recorded() is its own transaction; inside one, use append()');
     try {
-      await this.manager.query(`with written as (${write.sql}) ${appendSql(write.parameters.length + 1)}`, [
+      // Outside a transaction by contract, so straight on the pool (`rows`): no query runner to take.
+      await this.rows(`with written as (${write.sql}) ${appendSql(write.parameters.length + 1)}`, [
         ...write.parameters,
         ...appendParameters(events),
       ]);
