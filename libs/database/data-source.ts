@@ -3,6 +3,7 @@ import { DataSource, MigrationExecutor } from 'typeorm';
 import { ENTITIES } from './entities/index.js';
 import { migrations } from './migrations/index.js';
 import { ObservingTypeOrmLogger, type SqlErrorSink } from './query-observer.js';
+import { PG_TYPES } from './timestamps.js';
 
 /** A statement slower than this is logged as a warning (TypeORM's and the repositories' pool path alike). */
 export const SLOW_QUERY_MS = 1000;
@@ -46,6 +47,8 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
         : {}),
       // An unreachable server fails a request within seconds (503) instead of queueing it for ever.
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      // timestamptz parsed without pg's regular expressions (same Dates, property-tested).
+      types: PG_TYPES,
       // Read by the repositories' pool path (pg ignores it): named statements on direct connections only.
       [NAMED_STATEMENTS]: !behindPooler(options),
     },

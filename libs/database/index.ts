@@ -11,3 +11,4 @@ export { resolveDatabase, type ResolvedDatabase } from './resolve-url.js';
 export { propertyChange, sameJson } from './property-change.js';
 export { compareKeys, sortedRecord } from './sorted.js';
 export type { SortOrder } from './sort-order.js';
+export { parseTimestamptz } from './timestamps.js';

@@ -39,6 +39,7 @@ export { runMain, type Started } from './main.js';
 export { Metrics, MetricsController } from './metrics.js';
 export { BEARER_SCHEME, problemResponse, setupOpenApi } from './openapi.js';
 export { ID_PATTERN, newId } from './ids.js';
+export { isoTime } from './iso-time.js';
 export { likePattern, MAX_PAGE_SIZE, PageQueryDto, parseSort, type SortKey } from './paging.js';
 export {
   CONTROL_CHARS,

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { INSTANCE_STATUSES, PROTOCOLS, type InstanceStatus, type Protocol, type RuntimeInstance } from '#database';
+import { isoTime } from '#platform';
 
 /** An instance in `GET /instances` (operators); a class only so the OpenAPI document can describe it. */
 export class InstanceView {
@@ -66,9 +67,9 @@ export function toInstanceView(instance: RuntimeInstance): InstanceView {
     hostId: instance.hostId,
     serviceId: instance.serviceId,
     status: instance.status,
-    connectedTs: instance.connectedTs.toISOString(),
-    lastSeenTs: instance.lastSeenTs.toISOString(),
-    disconnectedTs: instance.disconnectedTs?.toISOString() ?? null,
+    connectedTs: isoTime(instance.connectedTs),
+    lastSeenTs: isoTime(instance.lastSeenTs),
+    disconnectedTs: instance.disconnectedTs ? isoTime(instance.disconnectedTs) : null,
     controllerId: instance.controllerId,
   };
 }

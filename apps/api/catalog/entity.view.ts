@@ -1,7 +1,7 @@
 import type { Type } from '@nestjs/common';
 import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 import { getMetadataArgsStorage } from 'typeorm';
-import { ID_PATTERN } from '#platform';
+import { ID_PATTERN, isoTime } from '#platform';
 import type { EntityTypeDefinition } from './entity-types.js';
 import type { TaggableEntity } from '#database';
 
@@ -26,7 +26,7 @@ export function toEntityView(def: EntityTypeDefinition, row: TaggableEntity, tag
     hostId: row.hostId,
     ...Object.fromEntries(def.fields.map((field) => [field, textOf(row, field)])),
     updateUser: row.updateUser,
-    updateTs: row.updateTs.toISOString(),
+    updateTs: isoTime(row.updateTs),
     aggregateVersion: row.aggregateVersion,
     tagIds: sortedIds(tagIds),
   };

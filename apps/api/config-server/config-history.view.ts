@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import type { FilesByKind, JsonValue, LayerVersionContent, LayerVersionRecord } from '#database';
 import { LayerAddressView } from './config-layer.view.js';
+import { isoTime } from '#platform';
 
 /** Classes only for the OpenAPI document (DESIGN 14). */
 
@@ -86,7 +87,7 @@ export class RolledBackLayerView extends IntersectionType(LayerAddressView, Laye
 function toVersionView(record: LayerVersionRecord): LayerVersionView {
   return {
     version: record.version,
-    at: record.at.toISOString(),
+    at: isoTime(record.at),
     actor: record.actor,
     reason: record.reason,
     change: record.change,

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { CHANGE_EVENT_TYPES, type ChangeEventType, type StoredChangeEvent } from '#database';
+import { isoTime } from '#platform';
 
 /** One change in the feed (DESIGN 12); a class only so the OpenAPI document can describe it. */
 export class EventView {
@@ -44,7 +45,7 @@ export function toEventView(event: StoredChangeEvent): EventView {
   return {
     seq: event.seq,
     type: event.type,
-    at: event.at.toISOString(),
+    at: isoTime(event.at),
     actor: event.actor,
     data: event.data,
   };

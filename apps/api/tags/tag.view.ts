@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { Tag } from '#database';
+import { isoTime } from '#platform';
 
 /** A tag on the wire (DESIGN 4.1); a class only so the OpenAPI document can describe it. */
 export class TagView {
@@ -64,7 +65,7 @@ export function toTagView(tag: Tag): TagView {
     tagName: tag.tagName,
     tagDesc: tag.tagDesc,
     updateUser: tag.updateUser,
-    updateTs: tag.updateTs.toISOString(),
+    updateTs: isoTime(tag.updateTs),
     aggregateVersion: tag.aggregateVersion,
   };
 }

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { OAuthClient } from '#database';
+import { isoTime } from '#platform';
 
 /** A client record as the admin API shows it: never a secret or its hash. */
 export class ClientView {
@@ -34,9 +35,9 @@ export function toClientView(client: OAuthClient): ClientView {
     sid: client.sid,
     envs: client.envs,
     scopes: client.scopes,
-    previousSecretUntil: client.previousSecretUntil?.toISOString() ?? null,
+    previousSecretUntil: client.previousSecretUntil ? isoTime(client.previousSecretUntil) : null,
     updateUser: client.updateUser,
-    createdTs: client.createdTs.toISOString(),
-    updateTs: client.updateTs.toISOString(),
+    createdTs: isoTime(client.createdTs),
+    updateTs: isoTime(client.updateTs),
   };
 }
