@@ -167,8 +167,15 @@ export type PlainLine = (
  */
 const PINO_KEYS = new Set(['err', 'headers', 'socket', ...REDACTED_PATHS.map((path) => path.split('.')[0])]);
 const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
-// In a `u` regex a surrogate pair is one code point, so this finds only unpaired halves.
-const LONE_SURROGATE = /\p{Surrogate}/u;
+// Keys come from code, not input: each is tested against PLAIN_KEY once (a bounded set, checked first).
+const PLAIN_KEYS = new Set<string>();
+const MAX_PLAIN_KEYS = 1024;
+const isPlainKey = (key: string): boolean => {
+  if (PLAIN_KEYS.has(key)) return true;
+  if (PINO_KEYS.has(key) || !PLAIN_KEY.test(key)) return false;
+  if (PLAIN_KEYS.size < MAX_PLAIN_KEYS) PLAIN_KEYS.add(key);
+  return true;
+};
 
 /** A top-level value as pino writes it, or undefined when only pino may write it (or it is left out: null). */
 function plainValue(value: unknown): string | undefined | null {
@@ -181,7 +188,7 @@ function plainValue(value: unknown): string | undefined | null {
       return String(value);
     case 'string':
       // pino's own escaping before Node 25 differs from JSON.stringify only for lone surrogates.
-      return LONE_SURROGATE.test(value) ? undefined : JSON.stringify(value);
+      return value.isWellFormed() ? JSON.stringify(value) : undefined;
     default:
       return value === null ? 'null' : undefined;
   }
@@ -201,7 +208,7 @@ export function plainLineOf(root: Logger): PlainLine {
     let line = '';
     for (const key in fields) {
       if (!Object.hasOwn(fields, key)) continue;
-      if (PINO_KEYS.has(key) || !PLAIN_KEY.test(key)) return false;
+      if (!isPlainKey(key)) return false;
       // pino leaves out an undefined field before its serializer sees it.
       const raw = fields[key];
       const value =
@@ -211,7 +218,7 @@ export function plainLineOf(root: Logger): PlainLine {
     }
     let msg = '';
     if (message !== undefined) {
-      if (LONE_SURROGATE.test(message)) return false;
+      if (!message.isWellFormed()) return false;
       msg = `,"msg":${JSON.stringify(message)}`;
     }
     stream.write(`{"level":${levels[level]},"time":${Date.now()}${bindings}${line}${msg}}\n`);
