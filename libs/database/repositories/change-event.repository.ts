@@ -48,6 +48,18 @@ function configCondition(configHosts: HostVisibility, parameters: unknown[]): st
   return `and (type <> 'config.changed' or host_id = ${bind(parameters, configHosts.host)})`;
 }
 
+// One text per write statement (its parameter count is fixed), the same string each time: named statements
+// are looked up by text, and a string built anew is hashed anew.
+const RECORDED = new Map<string, string>();
+function recordedSql(write: WriteStatement): string {
+  let sql = RECORDED.get(write.sql);
+  if (sql === undefined) {
+    sql = `with written as (${write.sql}) ${appendSql(write.parameters.length + 1)}`;
+    RECORDED.set(write.sql, sql);
+  }
+  return sql;
+}
+
 /** One data-modifying statement and its parameters, as a repository builds it for `ChangeEventRepository.recorded`. */
 export interface WriteStatement {
   readonly sql: string;
@@ -153,10 +165,7 @@ export class ChangeEventRepository extends BaseRepository {
     if (this.tx !== undefined) throw new Error('recorded() is its own transaction; inside one, use append()');
     try {
       // Outside a transaction by contract, so straight on the pool (`rows`): no query runner to take.
-      await this.rows(`with written as (${write.sql}) ${appendSql(write.parameters.length + 1)}`, [
-        ...write.parameters,
-        ...appendParameters(events),
-      ]);
+      await this.rows(recordedSql(write), [...write.parameters, ...appendParameters(events)]);
     } catch (error) {
       throw duplicateKeyOf(error);
     }

@@ -53,7 +53,16 @@ interface TagRow {
 }
 
 function tagParameters(tag: Tag): unknown[] {
-  return [tag.tagId, tag.hostId, tag.tagName, tag.tagDesc, tag.updateUser, tag.updateTs, tag.aggregateVersion];
+  // The time as ISO text: pg's own Date conversion (local time and offset) cost 3 µs of a create (bench peer).
+  return [
+    tag.tagId,
+    tag.hostId,
+    tag.tagName,
+    tag.tagDesc,
+    tag.updateUser,
+    tag.updateTs.toISOString(),
+    tag.aggregateVersion,
+  ];
 }
 
 function tagOf(row: TagRow): Tag {
