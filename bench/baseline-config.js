@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import pg from 'pg';
+import { query } from './baseline-query.js';
 import { serve } from './serve.js';
 
 const { MERGED_PROPERTIES } = await import(join(process.env.DIST ?? 'dist', 'libs/database/index.js'));
@@ -13,7 +14,7 @@ const app = Fastify({ logger: false });
 
 app.get('/configs', async (request, reply) => {
   const q = request.query;
-  const { rows } = await pool.query(MERGED_PROPERTIES, [
+  const { rows } = await query(pool, MERGED_PROPERTIES, [
     q.host,
     q.serviceId ?? null,
     q.productId ?? null,

@@ -21,6 +21,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import jwt from 'jsonwebtoken';
 import pg from 'pg';
+import { query } from './baseline-query.js';
 import { announce } from './serve.js';
 import { SELECT_TAG, tagView } from './tag-row.js';
 
@@ -73,7 +74,7 @@ class TagsController {
   }
 
   async get(tagId, reply) {
-    const { rows } = await this.pool.query(SELECT_TAG, [tagId]);
+    const { rows } = await query(this.pool, SELECT_TAG, [tagId]);
     if (rows.length === 0) return { status: 404, title: 'Not Found' };
     const t = rows[0];
     void reply.header('etag', `W/"${t.aggregate_version}"`);
