@@ -22,6 +22,11 @@ export interface DatabaseOptions {
   readonly statementTimeoutMs?: number;
   readonly applicationName?: string;
   readonly sink?: SqlErrorSink;
+  /**
+   * Name hot statements (prepared once per connection) unless `sessionUrl` declares `url` a pooler. Only the
+   * processes set it, which always pass their `sessionUrl`; a script or test that knows only `url` cannot tell.
+   */
+  readonly namedStatements?: boolean;
 }
 
 /** One definition of how every process connects: migrations only, never `synchronize`. */
@@ -50,7 +55,7 @@ export function dataSourceOptions(options: DatabaseOptions): DataSourceOptions {
       // timestamptz parsed without pg's regular expressions (same Dates, property-tested).
       types: PG_TYPES,
       // Read by the repositories' pool path (pg ignores it): named statements on direct connections only.
-      [NAMED_STATEMENTS]: !behindPooler(options),
+      [NAMED_STATEMENTS]: options.namedStatements === true && !behindPooler(options),
     },
   };
 }

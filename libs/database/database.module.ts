@@ -95,6 +95,7 @@ export class DatabaseModule {
             applicationName: options.applicationName,
             poolSize: options.poolSize,
             statementTimeoutMs: options.statementTimeoutMs,
+            namedStatements: true,
             sink: {
               error: (fields, message) => logger.error({ ...fields }, message),
               warn: (fields, message) => logger.warn({ ...fields }, message),

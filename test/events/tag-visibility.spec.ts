@@ -119,8 +119,9 @@ describe('tag ids in entity events, per reader', () => {
     const read = async (as: string) => sqlDuring(() => feed(api, as, `after=${start}&limit=1000`));
     const asAdminRead = await read(admin);
     const asReader = await read(reader2);
-    expect(asAdminRead.result.next).toBe(end);
-    expect(asReader.result.next).toBe(end);
+    // At least through `end`: another test file's writes (a parallel jest worker) may commit after it.
+    expect(asAdminRead.result.next).toBeGreaterThanOrEqual(end);
+    expect(asReader.result.next).toBeGreaterThanOrEqual(end);
     // 25 entities, each with entity.created and entity.tagged carrying both tags.
     const withTags = asReader.result.events.filter((e) => Array.isArray(e.data.tagIds) && e.data.tagIds.includes(g));
     expect(withTags.length).toBeGreaterThanOrEqual(50);
