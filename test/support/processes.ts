@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -15,15 +15,46 @@ export function requireBuild(): void {
   if (!existsSync(join(DIST, 'scripts/dev.js'))) throw new Error('dist/ is missing: run `npm run build` first');
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
+// Each jest worker draws ports from a range of its own, below the kernel's ephemeral ports, so two workers
+// never pick the same port and race to listen on it (the loser's readiness probe would reach the winner).
+const WORKER = Number(process.env.JEST_WORKER_ID ?? '0') % 12;
+let nextPort = 0;
+
+export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < 1_000; tries++) {
+    const port = 20_000 + WORKER * 1_000 + (nextPort++ % 1_000);
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port in worker ${WORKER}'s range`);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((done) => {
     const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
-    });
+    server.once('error', () => done(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => done(true)));
   });
+}
+
+/** Whether process `pid` holds the socket listening on 127.0.0.1:`port` (Linux: /proc/net/tcp, then its fds). */
+export async function ownsListener(pid: number, port: number): Promise<boolean> {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const text = await readFile(table, 'utf8').catch(() => '');
+    for (const line of text.split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      // cols[1] is local address:port, cols[3] the state (0A = LISTEN), cols[9] the socket inode.
+      if (cols[1]?.endsWith(`:${hexPort}`) === true && cols[3] === '0A' && cols[9] !== undefined) inodes.add(cols[9]);
+    }
+  }
+  const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+  for (const fd of fds) {
+    const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+    if (inode !== undefined && inodes.has(inode)) return true;
+  }
+  return false;
 }
 
 /** A data directory PostgreSQL (running as the `postgres` user under root) can enter. */
@@ -102,7 +133,8 @@ export async function startBuilt(entry: string, port: number, env: Record<string
       (r) => r.ok,
       () => false,
     );
-    if (ready) return spawned;
+    // Ready only counts if our child answered: another process on the port would make every later call lie.
+    if (ready && (await ownsListener(spawned.child.pid ?? -1, port))) return spawned;
     if (spawned.child.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 100));
   }
