@@ -43,6 +43,20 @@ export class AppLogger implements LoggerService {
     this.write('fatal', message, params);
   }
 
+  /**
+   * `{ req, context, ...fields, msg }` at `level`, the line `new Logger(context)[level](fields, message)`
+   * writes, without Nest's `Logger` and the merged object in between (a binding rejection's warning).
+   */
+  line(level: Level, context: string, fields: object, message: string): void {
+    const scope = scopes.getStore();
+    const logger = scope === undefined ? this.root : scope.root;
+    if (!logger.isLevelEnabled(level)) return;
+    // Any object's own fields read as unknown values; the builder decides each by its type.
+    const values = fields as Readonly<Record<string, unknown>>;
+    if (logger === this.root && this.plainLine(level, values, message, { request: scope?.request, context })) return;
+    logger[level]({ ...(scope === undefined ? {} : { req: scope.request }), context, ...fields }, message);
+  }
+
   private write(level: Level, message: unknown, params: unknown[]): void {
     const scope = scopes.getStore();
     const logger = scope === undefined ? this.root : scope.root;

@@ -30,7 +30,7 @@ export class BlockWriter {
     private readonly fd: number,
     options: BlockWriterOptions = {},
   ) {
-    this.blockSize = options.blockSize ?? 4096;
+    this.blockSize = options.blockSize ?? 16_384;
     this.writeSync = options.write ?? writeSync;
     // Room for a full block plus one more line of the usual size; a longer line is written on its own.
     this.block = Buffer.allocUnsafe(this.blockSize + 4096 * MAX_BYTES_PER_UNIT);

@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { Metrics, SETTINGS, type Settings } from '#platform';
+import { AppLogger, Metrics, SETTINGS, type Settings } from '#platform';
 import { BindingEnforcer } from './binding.js';
 import { BearerAuthGuard } from './bearer-auth.guard.js';
 import { bindingLogger } from './binding-logger.js';
@@ -18,9 +18,9 @@ import { TokenVerifier, tokenVerifierFor } from './token-verifier.js';
     { provide: TokenVerifier, inject: [SETTINGS], useFactory: (settings: Settings) => tokenVerifierFor(settings) },
     {
       provide: BindingEnforcer,
-      inject: [SETTINGS, Metrics],
-      useFactory: (settings: Settings, metrics: Metrics) =>
-        new BindingEnforcer(settings.enforceSidHostMatch, bindingLogger(), (reason, endpoint) =>
+      inject: [SETTINGS, Metrics, AppLogger],
+      useFactory: (settings: Settings, metrics: Metrics, logger: AppLogger) =>
+        new BindingEnforcer(settings.enforceSidHostMatch, bindingLogger(logger), (reason, endpoint) =>
           metrics.bindingRejections.inc({ reason, endpoint }),
         ),
     },

@@ -130,4 +130,35 @@ describe('plain lines (property, differential against pino)', () => {
     // Not a vacuous pass: about a quarter of the generated lines are plain (95-140 of 500 in trials).
     expect(written).toBeGreaterThan(50);
   });
+
+  it('writes a line with a head (request and context first) as pino writes { req, context, ...fields }', async () => {
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(1_764_000_000_123);
+    let written = 0;
+    try {
+      await assertProperty(
+        'plain line with a head',
+        fc.property(
+          fc.dictionary(key, value, { maxKeys: 6 }),
+          fc.option(fc.constant(request), { nil: undefined }),
+          fc.oneof(fc.constantFrom('TokenBinding', ' padded ', 'a"b'), text),
+          text,
+          fc.constantFrom<'info' | 'warn' | 'error'>('info', 'warn', 'error'),
+          (fields, req, context, message, level) => {
+            const ours = sink();
+            const theirs = sink();
+            const head = { request: req, context };
+            const wrote = plainLineOf(createRootLogger('info', false, ours.stream))(level, fields, message, head);
+            createRootLogger('info', false, theirs.stream)[level]({ req, context, ...fields }, message);
+            if (!wrote) return expect(ours.lines).toEqual([]);
+            written += 1;
+            expect(ours.lines).toEqual(theirs.lines);
+          },
+        ),
+        500,
+      );
+    } finally {
+      clock.mockRestore();
+    }
+    expect(written).toBeGreaterThan(50);
+  });
 });
