@@ -121,6 +121,7 @@ export interface BindingLogFields {
   readonly tokenHost: string | null;
   readonly envTag: string | null;
   readonly tokenEnv: string | null;
+  readonly reason: BindingReason;
 }
 
 function loggable(value: unknown): string | null {
@@ -131,6 +132,7 @@ export function bindingLogFields(
   endpoint: string,
   claims: Claims | undefined,
   request: BindingRequest,
+  reason: BindingReason,
 ): BindingLogFields {
   return {
     endpoint,
@@ -140,6 +142,7 @@ export function bindingLogFields(
     tokenHost: loggable(claims?.host),
     envTag: loggable(request.kind === 'lookup' ? undefined : request.envTag),
     tokenEnv: loggable(claims?.env),
+    reason,
   };
 }
 
@@ -161,7 +164,7 @@ export class BindingEnforcer {
   check(endpoint: string, claims: Claims | undefined, request: BindingRequest): BindingDecision {
     const decision = decideBinding(claims, request);
     if (decision.allowed) return decision;
-    const fields = { ...bindingLogFields(endpoint, claims, request), reason: decision.reason };
+    const fields = bindingLogFields(endpoint, claims, request, decision.reason);
     if (!this.enforce && decision.reason !== 'claims') {
       this.logger.warn(fields, `token binding mismatch (enforcement disabled): ${decision.message}`);
       return ALLOW;

@@ -13,8 +13,6 @@ import { badRequest, PlainTextException, SETTINGS, type Settings } from '#platfo
 import { BindingEnforcer, type BindingKind, type BindingRequest } from './binding.js';
 import { principalOfContext, type RpcCall } from './principal-context.js';
 
-const BINDING_QUERY = ['host', 'serviceId', 'envTag'] as const;
-
 /**
  * A binding query parameter given more than once names several contexts: 400, decided here, before the
  * binding and before any database access (DESIGN 3).
@@ -71,11 +69,11 @@ export class TokenBindingGuard implements CanActivate {
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
+  // Metadata never changes once the app runs: read once per class and handler (a subclass may inherit a handler).
+  private readonly rules = new WeakMap<object, WeakMap<object, Rule>>();
+
   canActivate(context: ExecutionContext): boolean {
-    const kind = this.reflector.getAllAndOverride<BindingKind | undefined>(BINDING_RULE, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
+    const { kind, closes } = this.ruleOf(context);
     // A guard without a rule is a wiring fault: fail closed.
     if (kind === undefined) throw new Error('TokenBindingGuard needs @BindingRule on the handler');
     // No principal means the guard runs without a token guard: decideBinding fails closed on it.
@@ -85,14 +83,25 @@ export class TokenBindingGuard implements CanActivate {
     const target = ws ? this.rpcTarget(kind, context) : this.httpTarget(kind, context);
     const decision = this.enforcer.check(target.endpoint, claims, target.request);
     if (decision.allowed) return true;
-    if (ws) {
-      const closes = this.reflector.getAllAndOverride<boolean | undefined>(CLOSES_SOCKET, [
-        context.getHandler(),
-        context.getClass(),
-      ]);
-      throw new BindingRejectedError(kind, decision.message, closes === true);
-    }
+    if (ws) throw new BindingRejectedError(kind, decision.message, closes);
     throw new PlainTextException(HttpStatus.FORBIDDEN, decision.message);
+  }
+
+  private ruleOf(context: ExecutionContext): Rule {
+    const handler = context.getHandler();
+    const owner = context.getClass();
+    let byHandler = this.rules.get(owner);
+    if (byHandler === undefined) this.rules.set(owner, (byHandler = new WeakMap()));
+    let rule = byHandler.get(handler);
+    if (rule === undefined) {
+      const targets = [handler, owner];
+      rule = {
+        kind: this.reflector.getAllAndOverride<BindingKind | undefined>(BINDING_RULE, targets),
+        closes: this.reflector.getAllAndOverride<boolean | undefined>(CLOSES_SOCKET, targets) === true,
+      };
+      byHandler.set(handler, rule);
+    }
+    return rule;
   }
 
   private httpTarget(kind: BindingKind, context: ExecutionContext): Target {
@@ -100,7 +109,9 @@ export class TokenBindingGuard implements CanActivate {
     const endpoint = request.routeOptions.url ?? request.url.split('?')[0] ?? '';
     if (kind !== 'config') throw new Error(`binding rule ${kind} has no HTTP form`);
     const query = (request.query ?? {}) as Readonly<Record<string, unknown>>;
-    const [host, serviceId, envTag] = BINDING_QUERY.map((name) => singleQueryValue(query, name));
+    const host = singleQueryValue(query, 'host');
+    const serviceId = singleQueryValue(query, 'serviceId');
+    const envTag = singleQueryValue(query, 'envTag');
     return { endpoint, request: { kind, host, serviceId, envTag } };
   }
 
@@ -115,6 +126,11 @@ export class TokenBindingGuard implements CanActivate {
       request: { kind, controllerHostId, serviceId: params.serviceId, envTag: params.envTag },
     };
   }
+}
+
+interface Rule {
+  readonly kind: BindingKind | undefined;
+  readonly closes: boolean;
 }
 
 interface Target {
