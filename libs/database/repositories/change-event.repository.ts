@@ -15,6 +15,9 @@ import {
 /** Channel that wakes long-polling readers after commits with events (sent by FeedWaker). */
 export const EVENTS_CHANNEL = 'bindery_events';
 
+/** The shortest time between two wake-ups a process sends while commits keep coming. */
+export const WAKE_INTERVAL_MS = 10;
+
 // Writers hold it shared from taking their seq until commit; a reader's horizon is read holding it
 // exclusively, when no writer is between its seq and its commit: every seq up to the horizon is final.
 export const FEED_LOCK = 7_243_003;
@@ -93,11 +96,6 @@ export interface StoredChangeEvent {
   readonly tagHosts: Readonly<Record<string, string | null>> | null;
 }
 
-/**
- * Wakes long-polling readers (every process's, through NOTIFY) after commits with events: at most one
- * NOTIFY in flight per process, and one more if commits came meanwhile. Sent after the commit on the
- * control session, never inside the write: NOTIFY in a transaction takes a database-wide lock at commit.
- */
 function appendParameters(events: readonly NewChangeEvent[]): unknown[] {
   return [
     FEED_LOCK,
@@ -108,12 +106,21 @@ function appendParameters(events: readonly NewChangeEvent[]): unknown[] {
   ];
 }
 
-class FeedWaker {
+/**
+ * Wakes long-polling readers (every process's, through NOTIFY) after commits with events: the first at
+ * once, then at most one NOTIFY per `WAKE_INTERVAL_MS` per process while commits keep coming. Sent after
+ * the commit on the control session, never inside the write: NOTIFY in a transaction takes a database-wide
+ * lock at commit. Each NOTIFY is a transaction and wakes every listening backend (bench peer).
+ */
+export class FeedWaker {
   private sending = false;
   private again = false;
   private readonly logger = new Logger('ChangeFeed');
 
-  constructor(private readonly session: ControlSession | undefined) {}
+  constructor(
+    private readonly session: Pick<ControlSession, 'query'> | undefined,
+    private readonly minIntervalMs = WAKE_INTERVAL_MS,
+  ) {}
 
   wake(): void {
     if (this.session === undefined) return;
@@ -121,18 +128,27 @@ class FeedWaker {
       this.again = true;
       return;
     }
+    this.send(this.session);
+  }
+
+  private send(session: Pick<ControlSession, 'query'>): void {
     this.sending = true;
-    void this.session
+    const started = Date.now();
+    void session
       .query(`select pg_notify('${EVENTS_CHANNEL}', '')`, [], 'bindery_wake_feed')
       .catch((error: unknown) =>
         this.logger.warn({ err: error }, 'could not notify readers; they poll again at their timeout'),
       )
       .finally(() => {
-        this.sending = false;
-        if (this.again) {
-          this.again = false;
-          this.wake();
+        if (!this.again) {
+          this.sending = false;
+          return;
         }
+        this.again = false;
+        // Still "sending" while it waits: commits meanwhile ride on the next NOTIFY.
+        const wait = this.minIntervalMs - (Date.now() - started);
+        if (wait <= 0) this.send(session);
+        else setTimeout(() => this.send(session), wait).unref();
       });
   }
 }
