@@ -41,9 +41,11 @@ await runBenchmark('reject', 'binding 403 on /config-server/configs vs scope 403
   };
   const scope = { url: `${api.url}/tags/any-tag`, headers: { authorization: `Bearer ${scopeless}` } };
   const run = (target) => async () => {
+    const cpuBefore = api.cpuMicros();
     const result = await load({ ...target, connections: CONNECTIONS });
     expectStatuses(target.url, result, [403]);
-    return result;
+    // CPU per request moves far less than req/s on a busy machine (the load generator shares it).
+    return { ...result, cpuUs: (api.cpuMicros() - cpuBefore) / result.total };
   };
   log('warm-up');
   await load({ ...binding, connections: 8, duration: 1 });
@@ -55,6 +57,8 @@ await runBenchmark('reject', 'binding 403 on /config-server/configs vs scope 403
   await sleep(STATS_SETTLE_MS);
   const after = await databaseActivity(db.adminUrl, db.database);
   const rejected = product.reduce((n, r) => n + r.total, 0) + base.reduce((n, r) => n + r.total, 0);
+  const each = (runs) => runs.map((r) => `${Math.round(r.rps)} req/s (${r.cpuUs.toFixed(1)} µs)`).join(', ');
+  log(`binding 403: ${each(product)}; scope 403: ${each(base)}`);
 
   // Control: the counters do see a run that reaches the database (GET /tags/{unknown} -> 404).
   const reader = await issuer.sign({ ...runtime, scope: 'portal.r' });
@@ -93,6 +97,14 @@ await runBenchmark('reject', 'binding 403 on /config-server/configs vs scope 403
   return {
     rows: [
       row('throughput binding 403', median(product.map((r) => r.rps)), median(base.map((r) => r.rps)), 'req/s', 0.9),
+      row(
+        'server CPU per request: binding 403 / scope 403',
+        median(product.map((r) => r.cpuUs)),
+        median(base.map((r) => r.cpuUs)),
+        'µs',
+        undefined,
+        { higherIsBetter: false, digits: 1 },
+      ),
       row('p99 latency', median(product.map((r) => r.p99)), median(base.map((r) => r.p99)), 'ms', undefined, {
         higherIsBetter: false,
         digits: 1,
