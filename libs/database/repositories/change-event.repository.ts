@@ -133,6 +133,8 @@ export class FeedWaker {
 
   private send(session: Pick<ControlSession, 'query'>): void {
     this.sending = true;
+    // Commits so far are told by this NOTIFY; only those from now on need another.
+    this.again = false;
     const started = Date.now();
     void session
       .query(`select pg_notify('${EVENTS_CHANNEL}', '')`, [], 'bindery_wake_feed')
@@ -144,7 +146,6 @@ export class FeedWaker {
           this.sending = false;
           return;
         }
-        this.again = false;
         // Still "sending" while it waits: commits meanwhile ride on the next NOTIFY.
         const wait = this.minIntervalMs - (Date.now() - started);
         if (wait <= 0) this.send(session);
