@@ -1,16 +1,18 @@
 import { describe, expect, it } from '@jest/globals';
+import type { ControlSession } from '../control-session.js';
 import { FeedWaker } from './change-event.repository.js';
 
+type Notify = Pick<ControlSession, 'query'>;
+const NO_ROWS = { rows: [], rowCount: 0 };
+
 /** A control session whose NOTIFY takes `ms`, recording when each was sent. */
-function session(ms: number): { sent: number[]; query: () => Promise<unknown[]> } {
+function session(ms: number): Notify & { sent: number[] } {
   const sent: number[] = [];
-  return {
-    sent,
-    query: () => {
-      sent.push(Date.now());
-      return new Promise((done) => setTimeout(() => done([]), ms));
-    },
+  const query = <T>(): Promise<{ rows: T[]; rowCount: number }> => {
+    sent.push(Date.now());
+    return new Promise((done) => setTimeout(() => done(NO_ROWS), ms));
   };
+  return { sent, query };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
@@ -54,15 +56,13 @@ describe('FeedWaker (the change feed wake-up after commits)', () => {
 
   it('keeps waking after a NOTIFY fails (readers poll again at their timeout meanwhile)', async () => {
     let calls = 0;
-    const waker = new FeedWaker(
-      {
-        query: () => {
-          calls += 1;
-          return calls === 1 ? Promise.reject(new Error('connection lost')) : Promise.resolve([]);
-        },
+    const failingOnce: Notify = {
+      query: <T>(): Promise<{ rows: T[]; rowCount: number }> => {
+        calls += 1;
+        return calls === 1 ? Promise.reject(new Error('connection lost')) : Promise.resolve(NO_ROWS);
       },
-      5,
-    );
+    };
+    const waker = new FeedWaker(failingOnce, 5);
     waker.wake();
     await sleep(10);
     waker.wake();
