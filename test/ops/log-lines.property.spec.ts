@@ -1,6 +1,6 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import fc from 'fast-check';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { createRootLogger, plainLineOf, requestLineOf } from '../../libs/platform/logging.js';
 import { assertProperty } from '../support/binding-space.js';
 
@@ -100,65 +100,77 @@ describe('plain lines (property, differential against pino)', () => {
   );
   const request = { id: 'r-1', method: 'GET', url: '/x?q=1', raw: { headers: {}, socket: { remoteAddress: '::1' } } };
 
-  it('writes what pino writes whenever it writes, and leaves the rest to pino', async () => {
+  /**
+   * Runs `write` (ours) and `pinoWrite` (pino's) on roots of their own under a fixed clock: what ours writes,
+   * when it writes, must be pino's line byte for byte, and when it declines it must write nothing.
+   * Answers whether ours wrote.
+   */
+  const sameAsPino = (write: (root: Logger) => boolean, pinoWrite: (root: Logger) => void): boolean => {
+    const ours = sink();
+    const theirs = sink();
+    const wrote = write(createRootLogger('info', false, ours.stream));
+    pinoWrite(createRootLogger('info', false, theirs.stream));
+    expect(ours.lines).toEqual(wrote ? theirs.lines : []);
+    return wrote;
+  };
+  const withFixedClock = async (run: () => Promise<void>): Promise<void> => {
     const clock = jest.spyOn(Date, 'now').mockReturnValue(1_764_000_000_123);
-    let written = 0;
     try {
-      await assertProperty(
+      await run();
+    } finally {
+      clock.mockRestore();
+    }
+  };
+  const levels = fc.constantFrom<'info' | 'warn' | 'error'>('info', 'warn', 'error');
+
+  it('writes what pino writes whenever it writes, and leaves the rest to pino', async () => {
+    let written = 0;
+    await withFixedClock(() =>
+      assertProperty(
         'plain line',
         fc.property(
           fc.dictionary(key, value, { maxKeys: 6 }),
           fc.boolean(),
           fc.option(text, { nil: undefined }),
-          fc.constantFrom<'info' | 'warn' | 'error'>('info', 'warn', 'error'),
+          levels,
           (generated, withRequest, message, level) => {
             const fields = withRequest ? { req: request, ...generated } : generated;
-            const ours = sink();
-            const theirs = sink();
-            const wrote = plainLineOf(createRootLogger('info', false, ours.stream))(level, fields, message);
-            createRootLogger('info', false, theirs.stream)[level](fields, message);
-            if (!wrote) return expect(ours.lines).toEqual([]);
-            written += 1;
-            expect(ours.lines).toEqual(theirs.lines);
+            const wrote = sameAsPino(
+              (root) => plainLineOf(root)(level, fields, message),
+              (root) => root[level](fields, message),
+            );
+            if (wrote) written += 1;
           },
         ),
         500,
-      );
-    } finally {
-      clock.mockRestore();
-    }
+      ),
+    );
     // Not a vacuous pass: about a quarter of the generated lines are plain (95-140 of 500 in trials).
     expect(written).toBeGreaterThan(50);
   });
 
   it('writes a line with a head (request and context first) as pino writes { req, context, ...fields }', async () => {
-    const clock = jest.spyOn(Date, 'now').mockReturnValue(1_764_000_000_123);
     let written = 0;
-    try {
-      await assertProperty(
+    await withFixedClock(() =>
+      assertProperty(
         'plain line with a head',
         fc.property(
           fc.dictionary(key, value, { maxKeys: 6 }),
           fc.option(fc.constant(request), { nil: undefined }),
           fc.oneof(fc.constantFrom('TokenBinding', ' padded ', 'a"b'), text),
           text,
-          fc.constantFrom<'info' | 'warn' | 'error'>('info', 'warn', 'error'),
+          levels,
           (fields, req, context, message, level) => {
-            const ours = sink();
-            const theirs = sink();
-            const head = { request: req, context };
-            const wrote = plainLineOf(createRootLogger('info', false, ours.stream))(level, fields, message, head);
-            createRootLogger('info', false, theirs.stream)[level]({ req, context, ...fields }, message);
-            if (!wrote) return expect(ours.lines).toEqual([]);
-            written += 1;
-            expect(ours.lines).toEqual(theirs.lines);
+            const wrote = sameAsPino(
+              (root) => plainLineOf(root)(level, fields, message, { request: req, context }),
+              (root) => root[level]({ req, context, ...fields }, message),
+            );
+            if (wrote) written += 1;
           },
         ),
         500,
-      );
-    } finally {
-      clock.mockRestore();
-    }
+      ),
+    );
     expect(written).toBeGreaterThan(50);
   });
 });
