@@ -360,9 +360,10 @@ describe('POST /oauth2/token', () => {
     }
   });
 
-  it('made-up client ids from one address get a few secret checks a minute, so real clients keep every slot', async () => {
+  it('made-up client ids from one address get thirty secret checks a minute, so real clients keep slots', async () => {
     const client = await runtimeClient();
-    const { SecretChecker } = await import('../../apps/api/token-issuer/client-secrets.js');
+    const { SecretChecker, MAX_CHECKS_IN_FLIGHT } = await import('../../apps/api/token-issuer/client-secrets.js');
+    const { MAX_ADDRESS_FAILURES } = await import('../../apps/api/token-issuer/failure-limiter.js');
     const checks = jest.spyOn(api.app.get(SecretChecker), 'matchesAny');
     try {
       const real = (address: string) =>
@@ -371,7 +372,8 @@ describe('POST /oauth2/token', () => {
           { authorization: basic(client.clientId, client.clientSecret) },
           address,
         );
-      // All at once, as a flood arrives; real clients from another address in the middle of it.
+      // All at once, as a flood arrives; real clients from another address in the middle of it, as many as
+      // the slots the flood leaves free.
       const flood = Array.from({ length: 120 }, (_, i) =>
         tokenRequest(
           { grant_type: 'client_credentials' },
@@ -379,24 +381,87 @@ describe('POST /oauth2/token', () => {
           '10.66.0.1',
         ),
       );
-      const reals = Array.from({ length: 5 }, () => real('10.66.0.2'));
+      const realCount = MAX_CHECKS_IN_FLIGHT - MAX_ADDRESS_FAILURES;
+      const reals = Array.from({ length: realCount }, () => real('10.66.0.2'));
       const floodAnswers = await Promise.all(flood);
       const realAnswers = await Promise.all(reals);
-      expect(realAnswers.map((r) => r.statusCode)).toEqual(Array(5).fill(200));
+      expect(realAnswers.map((r) => r.statusCode)).toEqual(Array(realCount).fill(200));
       const statuses = floodAnswers.map((r) => r.statusCode);
-      expect(statuses.filter((code) => code === 401)).toHaveLength(10);
-      expect(statuses.filter((code) => code === 429)).toHaveLength(110);
+      expect(statuses.filter((code) => code === 401)).toHaveLength(30);
+      expect(statuses.filter((code) => code === 429)).toHaveLength(90);
       for (const locked of floodAnswers.filter((r) => r.statusCode === 429)) {
         expect(locked.json()).toMatchObject({ error: 'invalid_client' });
         expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
       }
-      // Ten secret checks for the whole flood (a refusal costs none), five for the real client.
-      expect(checks).toHaveBeenCalledTimes(15);
-      // The flooding address's count is for unknown ids only: a real client there still gets its token.
-      expect((await real('10.66.0.1')).statusCode).toBe(200);
+      // Thirty secret checks for the whole flood (a refusal costs none), one per real request.
+      expect(checks).toHaveBeenCalledTimes(30 + realCount);
+      // The flooding address is locked for every client id alike, real ones included (DESIGN 10).
+      expect((await real('10.66.0.1')).statusCode).toBe(429);
     } finally {
       checks.mockRestore();
     }
+  });
+
+  describe('no answer tells an existing client id from a made-up one', () => {
+    const attempt = (id: string, secret: string, address: string) =>
+      tokenRequest({ grant_type: 'client_credentials' }, { authorization: basic(id, secret) }, address);
+    /** What a caller can see of a refusal, the Retry-After value aside (it depends on the clock). */
+    const seen = (res: Awaited<ReturnType<typeof attempt>>) => ({
+      status: res.statusCode,
+      body: res.json<{ error: string; error_description: string }>().error,
+      challenge: res.headers['www-authenticate'],
+      retryAfter: res.headers['retry-after'] === undefined ? 'none' : 'set',
+    });
+
+    it('after 10 failures of a pair, that pair is 429 whether its id exists or not', async () => {
+      const client = await runtimeClient();
+      const series = async (id: string, address: string) => {
+        const seenAnswers = [];
+        for (let i = 0; i < 11; i++) seenAnswers.push(seen(await attempt(id, `wrong-${i}`, address)));
+        return seenAnswers;
+      };
+      const real = await series(client.clientId, '10.67.0.1');
+      expect(await series(unique('madeup'), '10.67.0.2')).toEqual(real);
+      expect(real.map((a) => a.status)).toEqual([...Array(10).fill(401), 429]);
+      // The right secret is refused too while the pair is locked, and never from another address.
+      expect((await attempt(client.clientId, client.clientSecret, '10.67.0.1')).statusCode).toBe(429);
+      expect((await attempt(client.clientId, client.clientSecret, '10.67.0.3')).statusCode).toBe(200);
+    });
+
+    it('after 30 failures of an address, with made-up ids, a real id is 429 there as a made-up one is', async () => {
+      const client = await runtimeClient();
+      const { SecretChecker } = await import('../../apps/api/token-issuer/client-secrets.js');
+      const address = '10.68.0.1';
+      const failures = [];
+      // Ten is where the old per-address count of unknown ids locked them while real ids still got 401.
+      for (let i = 0; i < 30; i++) failures.push((await attempt(unique(`madeup-${i}`), 'x', address)).statusCode);
+      expect(failures).toEqual(Array(30).fill(401));
+      const checks = jest.spyOn(api.app.get(SecretChecker), 'matchesAny');
+      try {
+        const madeUp = seen(await attempt(unique('madeup'), 'x', address));
+        const realWrong = seen(await attempt(client.clientId, 'wrong', address));
+        const realRight = seen(await attempt(client.clientId, client.clientSecret, address));
+        expect(madeUp).toEqual({ status: 429, body: 'invalid_client', challenge: undefined, retryAfter: 'set' });
+        expect(realWrong).toEqual(madeUp);
+        expect(realRight).toEqual(madeUp);
+        // Refusals cost no hash computation.
+        expect(checks).not.toHaveBeenCalled();
+      } finally {
+        checks.mockRestore();
+      }
+      // Failures from one address never lock the client out elsewhere.
+      expect((await attempt(client.clientId, client.clientSecret, '10.68.0.2')).statusCode).toBe(200);
+    });
+
+    it('the first failures from an address are 401 for real and made-up ids alike', async () => {
+      const client = await runtimeClient();
+      const address = '10.69.0.1';
+      for (let i = 0; i < 10; i++) expect((await attempt(unique(`madeup-${i}`), 'x', address)).statusCode).toBe(401);
+      // Under the old rule the eleventh made-up id was 429 here while the real one was 401.
+      expect(seen(await attempt(unique('madeup'), 'x', address))).toEqual(
+        seen(await attempt(client.clientId, 'wrong', address)),
+      );
+    });
   });
 
   it('a form body anywhere else is still 415', async () => {

@@ -1,37 +1,56 @@
 import { Injectable } from '@nestjs/common';
 
-/** DESIGN 10: ten failed authentications of one client id from one address within a minute lock that pair. */
-export const MAX_FAILURES = 10;
+/** DESIGN 10: ten failed authentications of one (client id, address) pair within a minute lock that pair. */
+export const MAX_PAIR_FAILURES = 10;
+/** DESIGN 10: thirty failed authentications from one address within a minute lock that address. */
+export const MAX_ADDRESS_FAILURES = 30;
 export const FAILURE_WINDOW_MS = 60_000;
-/**
- * Where failures of client ids that do not exist are counted: one entry per address for all of them, so
- * made-up ids cannot each start a fresh count (DESIGN 10). No real client id holds a control character.
- */
-export const UNKNOWN_CLIENT = '\u0000unknown';
-/** Pairs remembered at most; the oldest is forgotten first, so memory stays bounded under a spray. */
+/** Pairs and addresses remembered at most (each); the least recently failed is forgotten first. */
 const MAX_TRACKED = 10_000;
 
-/**
- * Failed client authentications per (client id, source address), in this process. Keyed by both, so
- * failures from other addresses never lock a client out; checked before any hash is computed. Unknown
- * client ids all count under `UNKNOWN_CLIENT` for their address.
- */
-@Injectable()
-export class FailureLimiter {
+/** One admitted authentication: counted as in flight until its outcome is known. */
+export interface Attempt {
+  /** The secret did not match (or the client does not exist): a failure for the pair and the address. */
+  failed(): void;
+  /** The secret matched: the pair's failures are forgotten (the address's are not). */
+  succeeded(): void;
+  /** No verdict (the check could not run): the attempt counts for nothing. */
+  abandoned(): void;
+}
+
+/** Failure timestamps per key, oldest key first, bounded so memory stays flat under a spray. */
+class FailureLog {
   private readonly failures = new Map<string, number[]>();
+  private readonly pending = new Map<string, number>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly limit: number,
+    private readonly now: () => number,
+  ) {}
 
-  /** Seconds to wait when the pair is locked, else undefined. */
-  lockedFor(clientId: string, address: string): number | undefined {
-    const recent = this.recent(this.key(clientId, address));
-    if (recent.length < MAX_FAILURES) return undefined;
-    const oldest = recent[recent.length - MAX_FAILURES] ?? this.now();
-    return Math.max(1, Math.ceil((oldest + FAILURE_WINDOW_MS - this.now()) / 1000));
+  /** Seconds until an attempt would be admitted, or undefined when it is admitted now. */
+  lockedFor(key: string): number | undefined {
+    const recent = this.recent(key);
+    const pending = this.pending.get(key) ?? 0;
+    if (recent.length + pending < this.limit) return undefined;
+    // Attempts in flight settle within a check's time; failures wait until enough of them leave the window.
+    const mustExpire = recent.length + pending - this.limit;
+    const expiring = recent[mustExpire];
+    if (expiring === undefined) return 1;
+    return Math.max(1, Math.ceil((expiring + FAILURE_WINDOW_MS - this.now()) / 1000));
   }
 
-  recordFailure(clientId: string, address: string): void {
-    const key = this.key(clientId, address);
+  begin(key: string): void {
+    this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
+  }
+
+  end(key: string): void {
+    const left = (this.pending.get(key) ?? 1) - 1;
+    if (left > 0) this.pending.set(key, left);
+    else this.pending.delete(key);
+  }
+
+  fail(key: string): void {
     const recent = this.recent(key);
     recent.push(this.now());
     this.failures.delete(key);
@@ -42,17 +61,56 @@ export class FailureLimiter {
     }
   }
 
-  /** A success forgets the pair's failures. */
-  recordSuccess(clientId: string, address: string): void {
-    this.failures.delete(this.key(clientId, address));
-  }
-
-  private key(clientId: string, address: string): string {
-    return `${address}\u0000${clientId}`;
+  forget(key: string): void {
+    this.failures.delete(key);
   }
 
   private recent(key: string): number[] {
     const since = this.now() - FAILURE_WINDOW_MS;
     return (this.failures.get(key) ?? []).filter((t) => t > since);
+  }
+}
+
+/**
+ * Failed client authentications per (client id, address) and per address, in this process (DESIGN 10).
+ * Existing and made-up ids are counted alike, so no answer tells them apart; keyed by address, so
+ * failures from other addresses never lock a client out. Attempts in flight count toward both limits
+ * until they settle, so a concurrent flood gets no more secret checks than the limits allow.
+ */
+@Injectable()
+export class FailureLimiter {
+  private readonly pairs: FailureLog;
+  private readonly addresses: FailureLog;
+
+  constructor(now: () => number = Date.now) {
+    this.pairs = new FailureLog(MAX_PAIR_FAILURES, now);
+    this.addresses = new FailureLog(MAX_ADDRESS_FAILURES, now);
+  }
+
+  /** Seconds to wait when the pair or the address is locked; else the admitted attempt, to be settled once. */
+  admit(clientId: string, address: string): number | Attempt {
+    const pair = `${address}\u0000${clientId}`;
+    const pairWait = this.pairs.lockedFor(pair);
+    const addressWait = this.addresses.lockedFor(address);
+    if (pairWait !== undefined || addressWait !== undefined) return Math.max(pairWait ?? 0, addressWait ?? 0);
+    this.pairs.begin(pair);
+    this.addresses.begin(address);
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      this.pairs.end(pair);
+      this.addresses.end(address);
+      outcome();
+    };
+    return {
+      failed: () =>
+        settle(() => {
+          this.pairs.fail(pair);
+          this.addresses.fail(address);
+        }),
+      succeeded: () => settle(() => this.pairs.forget(pair)),
+      abandoned: () => settle(() => undefined),
+    };
   }
 }

@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { OAuthClientRepository, type ClientCredentials } from '#database';
 import { hasControlChars, SETTINGS, type Settings } from '#platform';
 import { IssuerKeyRing } from '#token-binding';
-import { FailureLimiter, UNKNOWN_CLIENT } from './failure-limiter.js';
+import { FailureLimiter, type Attempt } from './failure-limiter.js';
 import { SecretChecker, TooManyChecksError } from './client-secrets.js';
 import { invalidClient, invalidRequest, oauthError } from './oauth-errors.js';
 
@@ -53,9 +53,7 @@ export class TokenIssuerService {
       throw oauthError(400, 'unsupported_grant_type', 'Only grant_type=client_credentials is supported');
     }
     const auth = clientAuthentication(fields, authorization);
-    this.refuseLocked(auth.clientId, address);
-    const credentials = await this.clients.credentials(auth.clientId);
-    const client = await this.authenticate(auth, credentials, address);
+    const client = await this.authenticate(auth, this.admit(auth.clientId, address), address);
     const scopes = grantedScopes(fields.scope, client.client.scopes);
     const env = fields.env;
     if (env !== undefined && !client.client.envs.includes(env)) {
@@ -81,41 +79,39 @@ export class TokenIssuerService {
     return { access_token: token, token_type: 'Bearer', expires_in: ttlSec, scope: claims.scope };
   }
 
+  /** Existing and made-up ids take the same path, cost and answer: only the secret check tells them apart. */
   private async authenticate(
     auth: ClientAuthentication,
-    credentials: ClientCredentials | null,
+    attempt: Attempt,
     address: string,
   ): Promise<ClientCredentials> {
-    if (credentials === null) {
-      // Made-up ids count per address, recorded before the check (it cannot match), so even a concurrent
-      // flood from one address gets at most MAX_FAILURES secret checks a minute, never every slot.
-      this.refuseLocked(UNKNOWN_CLIENT, address);
-      this.limiter.recordFailure(UNKNOWN_CLIENT, address);
-    }
+    let credentials: ClientCredentials | null;
     let matched: boolean;
     try {
+      credentials = await this.clients.credentials(auth.clientId);
       matched = await this.checker.matchesAny(auth.secret, credentials?.secretHashes ?? [UNKNOWN_CLIENT_HASH]);
     } catch (error) {
+      attempt.abandoned();
       if (!(error instanceof TooManyChecksError)) throw error;
       throw oauthError(503, 'temporarily_unavailable', 'Too many token requests at once; retry shortly', {
         'retry-after': '1',
       });
     }
     if (credentials === null || !matched) {
-      if (credentials !== null) this.limiter.recordFailure(auth.clientId, address);
+      attempt.failed();
       this.logger.warn({ clientId: auth.clientId.slice(0, 100), address }, 'client authentication failed');
       throw invalidClient();
     }
-    this.limiter.recordSuccess(auth.clientId, address);
+    attempt.succeeded();
     return credentials;
   }
 
-  /** 429 for a locked (client id, address) pair, before any hash is computed: it costs nothing to answer. */
-  private refuseLocked(clientId: string, address: string): void {
-    const locked = this.limiter.lockedFor(clientId, address);
-    if (locked === undefined) return;
-    throw oauthError(429, 'invalid_client', `Too many failed authentications; retry after ${locked} s`, {
-      'retry-after': String(locked),
+  /** 429 for a locked pair or address before any lookup or hash, so a refusal costs nothing and tells nothing. */
+  private admit(clientId: string, address: string): Attempt {
+    const admitted = this.limiter.admit(clientId, address);
+    if (typeof admitted !== 'number') return admitted;
+    throw oauthError(429, 'invalid_client', `Too many failed authentications; retry after ${admitted} s`, {
+      'retry-after': String(admitted),
     });
   }
 }

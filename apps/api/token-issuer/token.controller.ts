@@ -69,7 +69,7 @@ export class TokenController {
   @ApiResponse({ status: 401, description: 'invalid_client (WWW-Authenticate: Basic)', content: OAUTH_ERROR })
   @ApiResponse({
     status: 429,
-    description: 'ten failures of this client id from this address in a minute',
+    description: 'ten failures of this client id, or thirty of any, from this address in a minute',
     content: OAUTH_ERROR,
   })
   token(
