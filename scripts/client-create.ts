@@ -1,3 +1,4 @@
+import { operatorPrincipal } from '#token-binding';
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { validate } from 'class-validator';
@@ -62,7 +63,7 @@ try {
   try {
     await runMigrations(db);
     const created = await new ClientsService(new OAuthClientRepository(db)).create(
-      { subject: 'client:create', scopes: new Set(), host: null, claims: {} },
+      operatorPrincipal('client:create'),
       body,
     );
     process.stdout.write(

@@ -1,6 +1,7 @@
 import { Controller, Get, HttpCode, HttpStatus } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
+import { Public } from './access.js';
 import { problemResponse } from './openapi.js';
 import { databaseUnavailable } from './problem.js';
 
@@ -11,6 +12,7 @@ const STATUS_OK = { type: 'string', enum: ['ok'] };
 /** Liveness says the process answers; readiness says the database answers too (DESIGN 9). */
 @ApiTags('health')
 @Controller('health')
+@Public()
 export class HealthController {
   constructor(private readonly dataSource: DataSource) {}
 

@@ -55,3 +55,18 @@ export {
   trimToUndefined,
 } from './validators.js';
 export { MAX_JSON_DEPTH, type FormFields } from './json-body.js';
+export {
+  ACCESS,
+  AccessDeclarationCheck,
+  accessOf,
+  CAPABILITIES,
+  declarationFault,
+  DeclareAccess,
+  handlersOf,
+  Public,
+  type AccessDeclaration,
+  type Capability,
+  type DeclaredHandler,
+  type HostLocation,
+  type HostRule,
+} from './access.js';

@@ -1,6 +1,7 @@
 import { Controller, Get, Header, Injectable } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { Public } from './access.js';
 import { RouteMetrics } from './route-metrics.js';
 
 /** Prometheus metrics of one process; a registry per app so several apps can share a test process. */
@@ -50,6 +51,7 @@ export class Metrics {
 
 @ApiTags('metrics')
 @Controller('metrics')
+@Public()
 export class MetricsController {
   constructor(private readonly metrics: Metrics) {}
 

@@ -1,4 +1,6 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { AccessDeclarationCheck } from './access.js';
 import type { DestinationStream } from 'pino';
 import { HealthController } from './health.controller.js';
 import { AppLogger } from './app-logger.js';
@@ -21,9 +23,12 @@ export class PlatformModule {
   static forRoot(options: PlatformOptions): DynamicModule {
     return {
       module: PlatformModule,
+      // DESIGN 16: an app with an undeclared route or JSON-RPC method refuses to start.
+      imports: [DiscoveryModule],
       controllers: [HealthController, MetricsController],
       providers: [
         { provide: SETTINGS, useValue: options.settings },
+        AccessDeclarationCheck,
         Metrics,
         {
           provide: AppLogger,

@@ -1,16 +1,14 @@
 import { HttpStatus, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
-import { ProblemException } from '#platform';
+import { accessOf, ProblemException, type AccessDeclaration } from '#platform';
+import { capabilitySentence, decideAccess, type AccessDecision } from './access-rule.js';
 import { BEARER_REALM, bearerCredential } from './bearer.js';
-import { hasScope, type Principal } from './claims.js';
+import type { Principal } from './claims.js';
 import { JwtStrategy } from './jwt.strategy.js';
 import { KeySourceUnavailableError } from './keys.js';
 import type { AuthenticatedRequest } from './principal-context.js';
 import { TokenVerifier } from './token-verifier.js';
-
-/** Metadata key of the scope a route needs; `@Authenticated(scope)` sets it. */
-export const REQUIRED_SCOPE = Symbol('requiredScope');
 
 function unauthorized(tokenSent: boolean): ProblemException {
   return new ProblemException(
@@ -43,16 +41,21 @@ export class BearerAuthGuard extends AuthGuard() implements CanActivate {
     if (known !== undefined) request.user = known;
     else await super.canActivate(context);
     const principal = request.user as Principal;
-    const scope = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
-    if (scope !== undefined && !hasScope(principal, scope)) {
-      throw new ProblemException(HttpStatus.FORBIDDEN, `The token lacks the scope ${scope}`, {
-        headers: { 'www-authenticate': `${BEARER_REALM}, error="insufficient_scope", scope="${scope}"` },
-      });
-    }
+    const decision = decideAccess(principal, this.declarationOf(context), request);
+    if (!decision.allowed) throw refusal(decision);
     return true;
+  }
+
+  // Metadata never changes once the app runs: read once per class and handler (a subclass may inherit one).
+  private readonly declarations = new WeakMap<object, Map<object, AccessDeclaration | undefined>>();
+
+  private declarationOf(context: ExecutionContext): AccessDeclaration | undefined {
+    const handler = context.getHandler();
+    const owner = context.getClass();
+    let byHandler = this.declarations.get(owner);
+    if (byHandler === undefined) this.declarations.set(owner, (byHandler = new Map()));
+    if (!byHandler.has(handler)) byHandler.set(handler, accessOf(this.reflector, handler, owner));
+    return byHandler.get(handler);
   }
 
   // passport reports a refused token as `info` (a failure), a thrown one as `error`.
@@ -64,4 +67,14 @@ export class BearerAuthGuard extends AuthGuard() implements CanActivate {
     if (user === false || user === null || user === undefined) throw unauthorized(true);
     return user;
   }
+}
+
+/** The 403 of a refused access decision, problem+json (DESIGN 3, 16). */
+export function refusal(decision: Exclude<AccessDecision, { allowed: true }>): ProblemException {
+  if (decision.reason === 'capability') {
+    return new ProblemException(HttpStatus.FORBIDDEN, capabilitySentence(decision), {
+      headers: { 'www-authenticate': `${BEARER_REALM}, error="insufficient_scope", scope="${decision.capability}"` },
+    });
+  }
+  return new ProblemException(HttpStatus.FORBIDDEN, decision.detail);
 }

@@ -1,14 +1,18 @@
 import type { JWTPayload } from 'jose';
+import type { Capability } from '#platform';
+import { ADMIN_FORM, capabilitiesOf } from './capabilities.js';
 
-export const SCOPE_READ = 'portal.r';
-export const SCOPE_WRITE = 'portal.w';
-export const SCOPE_ADMIN = 'portal.admin';
+import { SCOPE_ADMIN } from './scopes.js';
+
+export { SCOPE_ADMIN, SCOPE_READ, SCOPE_WRITE } from './scopes.js';
 
 /** The caller, as established by a verified token. Services take this as an argument. */
 export interface Principal {
   /** `sub`, else `client_id`, else `cid`: who is written into `updateUser`. */
   readonly subject: string | null;
   readonly scopes: ReadonlySet<string>;
+  /** What the scopes allow (DESIGN 16), computed once per verified token. */
+  readonly capabilities: ReadonlySet<Capability>;
   /** `host` claim when it is a non-blank string. */
   readonly host: string | null;
   /** Verified claims, for the binding rule; never logged whole. */
@@ -32,22 +36,32 @@ export function scopesOf(payload: JWTPayload): Set<string> {
   return scopes;
 }
 
+// C0 controls and DEL: PostgreSQL's text cannot hold NUL, and no stored name holds the others (DESIGN 3).
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/gu;
+
 export function principalOf(payload: JWTPayload): Principal {
   const subject = stringClaim(payload, 'sub') ?? stringClaim(payload, 'client_id') ?? stringClaim(payload, 'cid');
+  const scopes = scopesOf(payload);
   return {
-    subject: subject === null ? null : subject.slice(0, 255),
-    scopes: scopesOf(payload),
-    host: stringClaim(payload, 'host'),
+    // A signed subject is still only a label: control characters become U+FFFD rather than a 500 on write.
+    subject: subject === null ? null : subject.replace(CONTROL, '\ufffd').slice(0, 255),
+    scopes,
+    capabilities: capabilitiesOf(scopes),
+    // Such a host names no stored host (their ids hold no control characters), and never reaches SQL as NUL.
+    host: stringClaim(payload, 'host')?.replace(CONTROL, '\ufffd') ?? null,
     claims: payload,
   };
 }
 
-/** Scopes form a ladder: admin implies write, write implies read (docs/token-issuer.md, "Tokens Bindery accepts"). */
-export function hasScope(principal: Principal, required: string): boolean {
-  const s = principal.scopes;
-  if (s.has(SCOPE_ADMIN)) return true;
-  if (required === SCOPE_READ) return s.has(SCOPE_READ) || s.has(SCOPE_WRITE);
-  return s.has(required);
-}
+/** Whether the token's scopes allow `capability` (DESIGN 16). */
+export const can = (principal: Principal, capability: Capability): boolean => principal.capabilities.has(capability);
 
-export const isAdmin = (principal: Principal): boolean => principal.scopes.has(SCOPE_ADMIN);
+/**
+ * A global admin of `capability`'s data: a token without `host` holding its admin form (DESIGN 16). A
+ * token with `host` is never one, whatever its scopes.
+ */
+export const isGlobalAdmin = (principal: Principal, capability: Capability): boolean =>
+  principal.host === null && principal.capabilities.has(ADMIN_FORM[capability]);
+
+/** A global admin acting without a token: someone with database access at the command line (DESIGN 10). */
+export const operatorPrincipal = (subject: string): Principal => principalOf({ sub: subject, scope: SCOPE_ADMIN });

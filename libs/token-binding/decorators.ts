@@ -1,14 +1,15 @@
-import {
-  applyDecorators,
-  createParamDecorator,
-  HttpStatus,
-  SetMetadata,
-  UseGuards,
-  type ExecutionContext,
-} from '@nestjs/common';
+import { applyDecorators, createParamDecorator, HttpStatus, UseGuards, type ExecutionContext } from '@nestjs/common';
 import { ApiBearerAuth, ApiResponse } from '@nestjs/swagger';
-import { BEARER_SCHEME, ControlCharsGuard, ProblemException, problemResponse } from '#platform';
-import { BearerAuthGuard, REQUIRED_SCOPE } from './bearer-auth.guard.js';
+import {
+  BEARER_SCHEME,
+  ControlCharsGuard,
+  DeclareAccess,
+  ProblemException,
+  problemResponse,
+  type Capability,
+  type HostLocation,
+} from '#platform';
+import { BearerAuthGuard } from './bearer-auth.guard.js';
 import { BINDING_MESSAGES, type BindingKind } from './binding.js';
 import type { Principal } from './claims.js';
 import { principalOfContext } from './principal-context.js';
@@ -16,20 +17,35 @@ import { BindingRule, TokenBindingGuard, type BindingOptions } from './token-bin
 
 /** The decorators routes and message handlers use: who may call (token, scope) and under which binding rule. */
 
-/** The OpenAPI description of a route that needs a token with `scope`. */
-const tokenDocs = (scope: string): MethodDecorator & ClassDecorator =>
+/** The OpenAPI description of a route that needs a token with `capability`. */
+const tokenDocs = (capability: Capability): MethodDecorator & ClassDecorator =>
   applyDecorators(
     ApiBearerAuth(BEARER_SCHEME),
     ApiResponse(problemResponse(401, 'Missing or invalid bearer token (WWW-Authenticate: Bearer realm="bindery")')),
-    ApiResponse(problemResponse(403, `Authenticated but not allowed (needs scope ${scope}, or another host's data)`)),
+    ApiResponse(
+      problemResponse(403, `Authenticated but not allowed (needs capability ${capability}, or another host's data)`),
+    ),
   );
 
+export interface AccessOptions {
+  /** Request values that name a host: another host's is 403 before any SQL (DESIGN 16). */
+  readonly hostIn?: readonly HostLocation[];
+}
+
 /**
- * Requires a valid bearer token carrying `scope` (admin implies write implies read). The input check
- * (`ControlCharsGuard`, a 400) runs last, after the 401 and 403 (DESIGN 3).
+ * The one declaration of an HTTP route (DESIGN 16): the capability it needs and its host rule, applied by
+ * `BearerAuthGuard` (401, then 403) before the input check (`ControlCharsGuard`, a 400) and the handler.
  */
-export const Authenticated = (scope: string): MethodDecorator & ClassDecorator =>
-  applyDecorators(SetMetadata(REQUIRED_SCOPE, scope), UseGuards(BearerAuthGuard, ControlCharsGuard), tokenDocs(scope));
+export const Access = (
+  capability: Capability,
+  hostRule: 'own-host' | 'global-admin',
+  options: AccessOptions = {},
+): MethodDecorator & ClassDecorator =>
+  applyDecorators(
+    DeclareAccess({ capability, hostRule, hostIn: options.hostIn ?? [] }),
+    UseGuards(BearerAuthGuard, ControlCharsGuard),
+    tokenDocs(capability),
+  );
 
 /** The verified caller; only valid on routes behind `@Authenticated`. */
 export const CurrentPrincipal = createParamDecorator((_: unknown, context: ExecutionContext): Principal => {
@@ -44,18 +60,18 @@ export const Bound = (kind: BindingKind, options: BindingOptions = {}): MethodDe
   applyDecorators(BindingRule(kind, options), UseGuards(TokenBindingGuard));
 
 /**
- * A valid token with `scope`, then the config binding rule: the guard order is 401, 403 scope, 403
- * binding, and only then validation and the handler.
+ * A config-server read (DESIGN 6.2, 16): a valid token with `capability`, then the binding rule; the guard
+ * order is 401, 403 capability, 403 binding, and only then validation and the handler.
  */
-export const AuthenticatedConfigRequest = (scope: string): MethodDecorator & ClassDecorator =>
+export const BoundAccess = (capability: Capability): MethodDecorator & ClassDecorator =>
   applyDecorators(
-    SetMetadata(REQUIRED_SCOPE, scope),
+    DeclareAccess({ capability, hostRule: 'binding', hostIn: [] }),
     BindingRule('config'),
     UseGuards(BearerAuthGuard, TokenBindingGuard, ControlCharsGuard),
-    tokenDocs(scope),
+    tokenDocs(capability),
     ApiResponse({
       status: 403,
-      description: `Missing scope ${scope} (problem+json), or the token's host/sid/env do not match the query (text/plain)`,
+      description: `Missing capability ${capability} (problem+json), or the token's host/sid/env do not match the query (text/plain)`,
       content: {
         'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
         'text/plain': {

@@ -1,3 +1,4 @@
+import { operatorPrincipal } from '#token-binding';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connect } from 'node:net';
 import { listenApi, sqlDuring, unique, type ListeningApi } from '../support/api.js';
@@ -128,7 +129,7 @@ describe('the content types common clients send', () => {
       client = await api.app
         .get(ClientsService)
         .create(
-          { subject: 'test', scopes: new Set(), host: null, claims: {} },
+          operatorPrincipal('test'),
           { clientId: unique('ct'), scopes: ['portal.admin'], envs: [] },
         );
     });

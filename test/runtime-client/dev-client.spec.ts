@@ -18,7 +18,7 @@ describe('the dev runtime client petstore-dev', () => {
     await migrate(process.env.DATABASE_URL ?? '');
     api = await listenApi({ JWT_JWKS_FILE: '', TOKEN_ISSUER_KEY_FILE: keys.file, JWT_ISSUER: ISSUER });
     db = api.app.get(DataSource);
-    await new OAuthClientRepository(db).delete(DEV_CLIENT_ID);
+    await new OAuthClientRepository(db).delete(DEV_CLIENT_ID, 'all');
   });
   afterAll(() => api?.close());
 
@@ -51,7 +51,7 @@ describe('the dev runtime client petstore-dev', () => {
     expect(await new OAuthClientRepository(db).find(DEV_CLIENT_ID)).toEqual(before);
 
     // A fresh database with the same data dir (DATABASE_URL changed): the kept secret is registered again.
-    await new OAuthClientRepository(db).delete(DEV_CLIENT_ID);
+    await new OAuthClientRepository(db).delete(DEV_CLIENT_ID, 'all');
     const recreated = await ensureDevClient(db, 'dev-host', dataDir);
     expect(recreated).toEqual({ ...first, outcome: 'created' });
     expect(await tokenStatus(first.clientSecret)).toBe(200);

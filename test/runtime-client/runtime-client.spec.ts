@@ -1,3 +1,4 @@
+import { operatorPrincipal } from '#token-binding';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { describeRuntimeEvent, RuntimeClient, RuntimeTokenError, type RuntimeClientEvent } from '#runtime-client';
 import { ClientsService } from '../../apps/api/token-issuer/clients.service.js';
@@ -190,7 +191,7 @@ describe('token lifetimes on the socket (DESIGN 8)', () => {
   }, 60_000);
 
   it('a secret rotated under a running client: each failed renewal names invalid_client (401)', async () => {
-    const operator = { subject: 'test', scopes: new Set<string>(), host: null, claims: {} };
+    const operator = operatorPrincipal('test');
     const clients = shortApi.app.get(ClientsService);
     const own = await clients.create(operator, { host, sid: serviceId, envs: ['prod'], scopes: ['portal.r'] });
     const events: RuntimeClientEvent[] = [];

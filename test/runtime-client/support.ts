@@ -1,3 +1,4 @@
+import { operatorPrincipal } from '#token-binding';
 import { expect } from '@jest/globals';
 import { migrate } from '#database';
 import { ClientsService } from '../../apps/api/token-issuer/clients.service.js';
@@ -50,7 +51,7 @@ export async function startIssuerWorld(host: string, serviceId: string): Promise
     });
   let controller = await startController();
   const table = new RegistryTable();
-  const operator = { subject: 'test', scopes: new Set<string>(), host: null, claims: {} };
+  const operator = operatorPrincipal('test');
   const clients = api.app.get(ClientsService);
   const runtime = await clients.create(operator, { host, sid: serviceId, envs: ['prod'], scopes: ['portal.r'] });
   const admin = await clients.create(operator, { scopes: ['portal.admin'], envs: [] });

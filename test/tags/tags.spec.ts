@@ -411,8 +411,13 @@ describe('who sees what (DESIGN 4.3)', () => {
       .tags.map((t) => t.tagId);
     expect(names).toEqual(expect.arrayContaining([globalTag.tagId, tagA.tagId]));
     expect(names).not.toContain(tagB.tagId);
-    const filtered = await call(api, 'GET', `/tags?hostId=${hostB}`, { token: reader });
-    expect(filtered.json()).toEqual({ total: 0, tags: [] });
+    // DESIGN 16: a query naming another host is 403, decided before any SQL.
+    const { result: filtered, queries } = await sqlDuring(() =>
+      call(api, 'GET', `/tags?hostId=${hostB}`, { token: reader }),
+    );
+    expect(filtered.statusCode).toBe(403);
+    expect(JSON.stringify(filtered.json())).not.toContain(tagB.tagId);
+    expect(queries).toBe(0);
   });
 
   it("a host-bound writer cannot change another host's tag (404) nor a global one (403)", async () => {
@@ -478,7 +483,7 @@ describe('who sees what (DESIGN 4.3)', () => {
       const { result, queries } = await sqlDuring(() => call(api, method, url, { token: reader, body }));
       expect(result.statusCode).toBe(403);
       expect(result.headers['www-authenticate']).toBe(
-        'Bearer realm="bindery", error="insufficient_scope", scope="portal.w"',
+        'Bearer realm="bindery", error="insufficient_scope", scope="tags:write"',
       );
       expect(result.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(queries).toBe(0);

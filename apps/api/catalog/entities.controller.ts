@@ -25,7 +25,7 @@ import {
 } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { problemResponse } from '#platform';
-import { Authenticated, CurrentPrincipal, SCOPE_READ, SCOPE_WRITE, type Principal } from '#token-binding';
+import { Access, CurrentPrincipal, type Principal } from '#token-binding';
 import { ETAG_HEADER, IF_MATCH_HEADER, locationHeader, PRECONDITION_FAILED } from '../common/api-docs.js';
 import { etagOf, parseIfMatch } from '../common/etag.js';
 import { IdPipe } from '../common/id.pipe.js';
@@ -62,7 +62,7 @@ export function entitiesController(def: EntityTypeDefinition): Type<unknown> {
 
     @Post()
     @ApiOperation({ summary: `Create a ${def.entityType}, optionally with its tags` })
-    @Authenticated(SCOPE_WRITE)
+    @Access('tags:write', 'own-host', { hostIn: [{ body: 'hostId' }] })
     @ApiBody({ type: def.body })
     @ApiCreatedResponse({ type: View, headers: { ...locationHeader(`/${def.path}/{${def.idField}}`), ...ETAG_HEADER } })
     @ApiResponse(problemResponse(400, `Invalid body (errors names each field), ${badTags}`))
@@ -78,7 +78,7 @@ export function entitiesController(def: EntityTypeDefinition): Type<unknown> {
     }
 
     @Get()
-    @Authenticated(SCOPE_READ)
+    @Access('tags:read', 'own-host', { hostIn: [{ query: 'hostId' }] })
     @ApiOperation({
       summary: `List ${def.path}, filtered by fields and tag names, paged`,
       description: `sort keys: ${[...def.sortFields, def.idField, 'updateTs'].join(', ')} (default ${def.sortFields[0]})`,
@@ -91,7 +91,7 @@ export function entitiesController(def: EntityTypeDefinition): Type<unknown> {
 
     @Get(':id')
     @ApiOperation({ summary: `Read one ${def.entityType}` })
-    @Authenticated(SCOPE_READ)
+    @Access('tags:read', 'own-host')
     @idParam
     @ApiOkResponse({ type: View, headers: ETAG_HEADER })
     @notFound
@@ -105,7 +105,7 @@ export function entitiesController(def: EntityTypeDefinition): Type<unknown> {
 
     @Put(':id')
     @ApiOperation({ summary: `Replace a ${def.entityType} (and its tags when tagIds is sent)` })
-    @Authenticated(SCOPE_WRITE)
+    @Access('tags:write', 'own-host', { hostIn: [{ body: 'hostId' }] })
     @idParam
     @ApiHeader(IF_MATCH_HEADER)
     @ApiBody({ type: def.body, description: 'replaces every field; without tagIds the links stay as they are' })
@@ -126,7 +126,7 @@ export function entitiesController(def: EntityTypeDefinition): Type<unknown> {
     @Delete(':id')
     @ApiOperation({ summary: `Delete a ${def.entityType} and its tag links` })
     @HttpCode(204)
-    @Authenticated(SCOPE_WRITE)
+    @Access('tags:write', 'own-host')
     @idParam
     @ApiHeader(IF_MATCH_HEADER)
     @ApiNoContentResponse({ description: 'Deleted, with its tag links' })
@@ -142,7 +142,7 @@ export function entitiesController(def: EntityTypeDefinition): Type<unknown> {
 
     @Get(':id/tags')
     @ApiOperation({ summary: `The tags of a ${def.entityType}` })
-    @Authenticated(SCOPE_READ)
+    @Access('tags:read', 'own-host')
     @idParam
     @ApiOkResponse({ type: [TagView], description: 'its visible tags, sorted by tagName' })
     @notFound
@@ -152,7 +152,7 @@ export function entitiesController(def: EntityTypeDefinition): Type<unknown> {
 
     @Put(':id/tags')
     @ApiOperation({ summary: `Replace the tags of a ${def.entityType}` })
-    @Authenticated(SCOPE_WRITE)
+    @Access('tags:write', 'own-host')
     @idParam
     @ApiHeader(IF_MATCH_HEADER)
     @ApiBody({ type: TagIdsDto })

@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { problemResponse } from '#platform';
-import { Authenticated, CurrentPrincipal, SCOPE_WRITE, type Principal } from '#token-binding';
+import { Access, CurrentPrincipal, type Principal } from '#token-binding';
 import { MAX_BATCH_OPERATIONS, TagBatchDto, TagBatchQuery } from './dto/tag-batch.dto.js';
 import { TagBatchService } from './tag-batch.service.js';
 import { TagBatchView } from './tag-batch.view.js';
@@ -20,7 +20,7 @@ export class TagBatchController {
       'most 50 tags) and succeeds or fails on its own, operations on one entity in request order; with ' +
       'atomic=true all succeed or none is written (body up to 4 MiB).',
   })
-  @Authenticated(SCOPE_WRITE)
+  @Access('tags:write', 'own-host')
   @ApiOkResponse({ type: TagBatchView })
   @ApiResponse(
     problemResponse(400, `Invalid body: more than ${MAX_BATCH_OPERATIONS} operations, an unknown op or entityType`),

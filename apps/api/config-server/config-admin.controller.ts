@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, Headers, HttpCode, Put, Query, Res } fro
 import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { problemResponse } from '#platform';
-import { Authenticated, CurrentPrincipal, SCOPE_ADMIN, type Principal } from '#token-binding';
+import { Access, CurrentPrincipal, type Principal } from '#token-binding';
 import { ETAG_HEADER, IF_MATCH_HEADER, PRECONDITION_FAILED } from '../common/api-docs.js';
 import { etagOf, parseIfMatch } from '../common/etag.js';
 import { ConfigAdminService, type Versioned } from './config-admin.service.js';
@@ -40,7 +40,7 @@ export class ConfigAdminController {
 
   @Get('layers')
   @ApiOperation({ summary: 'The addresses that have a layer, with their versions and sizes (for pickers)' })
-  @Authenticated(SCOPE_ADMIN)
+  @Access('config:admin', 'own-host', { hostIn: [{ query: 'host' }] })
   @ApiOkResponse({ type: LayerPage })
   @ApiResponse(problemResponse(400, 'Invalid or repeated query parameter'))
   @ApiResponse(OTHER_HOST)
@@ -50,7 +50,7 @@ export class ConfigAdminController {
 
   @Put('properties')
   @ApiOperation({ summary: 'Replace the properties of one layer' })
-  @Authenticated(SCOPE_ADMIN)
+  @Access('config:admin', 'own-host', { hostIn: [{ query: 'host' }] })
   @ApiHeader(IF_MATCH_HEADER)
   @ApiHeader(CHANGE_REASON_HEADER)
   @ApiOkResponse({ type: PropertiesLayerView, headers: ETAG_HEADER, description: 'The layer after the atomic replace' })
@@ -73,7 +73,7 @@ export class ConfigAdminController {
 
   @Get('properties')
   @ApiOperation({ summary: 'Read the properties of one layer' })
-  @Authenticated(SCOPE_ADMIN)
+  @Access('config:admin', 'own-host', { hostIn: [{ query: 'host' }] })
   @ApiOkResponse({
     type: PropertiesLayerView,
     headers: ETAG_HEADER,
@@ -92,7 +92,7 @@ export class ConfigAdminController {
   @Delete('properties')
   @ApiOperation({ summary: 'Delete the properties of one layer' })
   @HttpCode(204)
-  @Authenticated(SCOPE_ADMIN)
+  @Access('config:admin', 'own-host', { hostIn: [{ query: 'host' }] })
   @ApiHeader(IF_MATCH_HEADER)
   @ApiHeader(CHANGE_REASON_HEADER)
   @ApiNoContentResponse({ description: "The layer's properties are gone (also when there were none)" })
@@ -111,7 +111,7 @@ export class ConfigAdminController {
 
   @Put('files')
   @ApiOperation({ summary: 'Replace the files of one kind of one layer' })
-  @Authenticated(SCOPE_ADMIN)
+  @Access('config:admin', 'own-host', { hostIn: [{ query: 'host' }] })
   @ApiHeader(IF_MATCH_HEADER)
   @ApiHeader(CHANGE_REASON_HEADER)
   @ApiOkResponse({
@@ -138,7 +138,7 @@ export class ConfigAdminController {
 
   @Get('files')
   @ApiOperation({ summary: 'Read the files of one kind of one layer' })
-  @Authenticated(SCOPE_ADMIN)
+  @Access('config:admin', 'own-host', { hostIn: [{ query: 'host' }] })
   @ApiOkResponse({ type: FilesLayerView, headers: ETAG_HEADER, description: 'files is {} when there are none' })
   @ApiResponse(BAD_FILES)
   @ApiResponse(OTHER_HOST)
@@ -153,7 +153,7 @@ export class ConfigAdminController {
   @Delete('files')
   @ApiOperation({ summary: 'Delete the files of one kind of one layer' })
   @HttpCode(204)
-  @Authenticated(SCOPE_ADMIN)
+  @Access('config:admin', 'own-host', { hostIn: [{ query: 'host' }] })
   @ApiHeader(IF_MATCH_HEADER)
   @ApiHeader(CHANGE_REASON_HEADER)
   @ApiNoContentResponse({ description: "The layer's files of that kind are gone (also when there were none)" })

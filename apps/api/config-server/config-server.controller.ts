@@ -2,7 +2,7 @@ import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
 import { ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { problemResponse } from '#platform';
-import { AuthenticatedConfigRequest, SCOPE_READ } from '#token-binding';
+import { BoundAccess } from '#token-binding';
 import { JSON_TYPE, renderYaml, sendConfig, wantsYaml, YAML_TYPE } from './config-response.js';
 import { ConfigServerService } from './config-server.service.js';
 import { AddressQueryDto } from './dto/address-query.dto.js';
@@ -37,7 +37,7 @@ export class ConfigServerController {
 
   @Get('configs')
   @ApiOperation({ summary: 'The merged properties a runtime sees (token-bound)' })
-  @AuthenticatedConfigRequest(SCOPE_READ)
+  @BoundAccess('config:read')
   @ApiHeader(IF_NONE_MATCH)
   @ApiHeader({ name: 'Accept', required: false, description: 'application/yaml for a values.yml' })
   @ApiResponse({
@@ -65,7 +65,7 @@ export class ConfigServerController {
 
   @Get('certs')
   @ApiOperation({ summary: 'The merged certificates a runtime sees, base64 (token-bound)' })
-  @AuthenticatedConfigRequest(SCOPE_READ)
+  @BoundAccess('config:read')
   @ApiHeader(IF_NONE_MATCH)
   @ApiResponse(FILES_OK)
   @ApiResponse(NOT_MODIFIED)
@@ -80,7 +80,7 @@ export class ConfigServerController {
 
   @Get('files')
   @ApiOperation({ summary: 'The merged files a runtime sees, base64 (token-bound)' })
-  @AuthenticatedConfigRequest(SCOPE_READ)
+  @BoundAccess('config:read')
   @ApiHeader(IF_NONE_MATCH)
   @ApiResponse(FILES_OK)
   @ApiResponse(NOT_MODIFIED)

@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { notFound, ProblemException } from '#platform';
+import { notFound, ProblemException, Public } from '#platform';
 import { ConsoleAssets, type ConsoleAsset } from './console-assets.js';
 
 /** Same origin only, no inline script or style, no framing (DESIGN 13). */
@@ -19,6 +19,7 @@ export const CONSOLE_CSP = [
 /** The operator console's files; the page itself reads only this api's endpoints, with the operator's token. */
 @ApiExcludeController()
 @Controller('console')
+@Public()
 export class ConsoleController {
   constructor(private readonly assets: ConsoleAssets) {}
 

@@ -1,7 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { problemResponse } from '#platform';
-import { Authenticated, CurrentPrincipal, SCOPE_READ, type Principal } from '#token-binding';
+import { Access, CurrentPrincipal, type Principal } from '#token-binding';
 import { ListEventsQuery } from './dto/list-events.query.js';
 import { EventPage } from './event.view.js';
 import { EventsService } from './events.service.js';
@@ -18,7 +18,7 @@ export class EventsController {
       "Resume from the previous answer's next: nothing is missed and nothing seen twice. Events of resources " +
       'the caller cannot see are left out, but next still moves past them.',
   })
-  @Authenticated(SCOPE_READ)
+  @Access('tags:read', 'own-host')
   @ApiOkResponse({ type: EventPage })
   @ApiResponse(problemResponse(400, 'Invalid or repeated query parameter'))
   @ApiResponse(problemResponse(410, 'after is older than the oldest kept event: events may have been missed'))

@@ -8,7 +8,7 @@ import {
   type StoredChangeEvent,
 } from '#database';
 import { ProblemException, SETTINGS, type Settings } from '#platform';
-import { isAdmin, type Principal } from '#token-binding';
+import { can, isGlobalAdmin, type Principal } from '#token-binding';
 import { canSee, visibilityOf } from '../common/host-access.js';
 import type { ListEventsQuery } from './dto/list-events.query.js';
 import { toEventView, type EventPage } from './event.view.js';
@@ -105,7 +105,7 @@ export class EventsService implements OnModuleInit, OnApplicationShutdown {
    * for a tag deleted since. One statement for the whole page; none for an admin or a page without tag ids.
    */
   private async withVisibleTags(principal: Principal, rows: StoredChangeEvent[]): Promise<StoredChangeEvent[]> {
-    if (isAdmin(principal)) return rows;
+    if (isGlobalAdmin(principal, 'tags:read')) return rows;
     const ids = new Set(rows.flatMap(tagIdsOf));
     if (ids.size === 0) return rows;
     const current = await this.tags.hostsOf([...ids]);
@@ -182,11 +182,11 @@ export class EventsService implements OnModuleInit, OnApplicationShutdown {
 }
 
 /**
- * Whose `config.changed` events `principal` reads (DESIGN 14): a global admin every host's, an admin with
- * a `host` claim that host's, anyone else none (config values are admin business).
+ * Whose `config.changed` events `principal` reads (DESIGN 14, 16): a config admin without `host` every
+ * host's, one with a `host` claim that host's, anyone else none (config values are admin business).
  */
 function configHostsOf(principal: Principal): HostVisibility {
-  if (!isAdmin(principal)) return { allHosts: false, host: null };
+  if (!can(principal, 'config:admin')) return { allHosts: false, host: null };
   return principal.host === null ? { allHosts: true } : { allHosts: false, host: principal.host };
 }
 

@@ -29,7 +29,8 @@ export interface RegistryChange {
 @Injectable()
 export class RegistryChangesService implements BeforeApplicationShutdown {
   private readonly logger = new Logger('RegistryChanges');
-  private readonly streams = new Set<PassThrough>();
+  /** Each open stream with the host it may see (undefined: a global admin's, every host). */
+  private readonly streams = new Map<PassThrough, string | undefined>();
   private listening: Promise<void> | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
 
@@ -39,7 +40,7 @@ export class RegistryChangesService implements BeforeApplicationShutdown {
    * A new stream, already listening: a change committed after this resolves is on it. At `expiresAtMs` it
    * sends `expired` and ends cleanly: the client reconnects with a newer token (or signs in again).
    */
-  async open(expiresAtMs: number): Promise<Readable> {
+  async open(expiresAtMs: number, host: string | undefined): Promise<Readable> {
     if (this.streams.size >= MAX_STREAMS) {
       throw new ProblemException(503, `More than ${MAX_STREAMS} registry streams are open; retry shortly`, {
         headers: { 'retry-after': '1' },
@@ -47,7 +48,7 @@ export class RegistryChangesService implements BeforeApplicationShutdown {
     }
     await this.listen();
     const stream = new PassThrough();
-    this.streams.add(stream);
+    this.streams.set(stream, host);
     stream.write(`retry: ${RETRY_MS}\nevent: ready\ndata: {}\n\n`);
     const expiry = endAt(expiresAtMs, () => {
       this.streams.delete(stream);
@@ -68,7 +69,7 @@ export class RegistryChangesService implements BeforeApplicationShutdown {
   beforeApplicationShutdown(): void {
     // Open streams would hold the HTTP server's close until the shutdown deadline.
     clearInterval(this.heartbeat);
-    for (const stream of this.streams) stream.end();
+    for (const stream of this.streams.keys()) stream.end();
   }
 
   private listen(): Promise<void> {
@@ -91,11 +92,13 @@ export class RegistryChangesService implements BeforeApplicationShutdown {
       this.logger.warn('a registry notification was not JSON');
       return;
     }
-    this.broadcast(`event: change\ndata: ${JSON.stringify(change)}\n\n`);
+    // DESIGN 16: a host-bound reader learns nothing of another host's instances, not even that they changed.
+    this.broadcast(`event: change\ndata: ${JSON.stringify(change)}\n\n`, change.hostId);
   }
 
-  private broadcast(text: string): void {
-    for (const stream of this.streams) {
+  private broadcast(text: string, hostId?: string): void {
+    for (const [stream, host] of this.streams) {
+      if (hostId !== undefined && host !== undefined && host !== hostId) continue;
       if (stream.writableLength > MAX_BUFFERED_BYTES) stream.destroy();
       else stream.write(text);
     }

@@ -2,8 +2,8 @@ import { Controller, Get, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { problemResponse } from '#platform';
-import { InstancePage, ListInstancesQuery } from '#registry';
-import { Authenticated, CurrentPrincipal, SCOPE_ADMIN, TokenVerifier, type Principal } from '#token-binding';
+import { InstancePage, ListInstancesQuery, registryHostOf } from '#registry';
+import { Access, CurrentPrincipal, TokenVerifier, type Principal } from '#token-binding';
 import { RegistryChangesService } from './registry-changes.service.js';
 import { RegistryService } from './registry.service.js';
 
@@ -18,16 +18,16 @@ export class RegistryController {
   ) {}
 
   @Get('instances')
-  @Authenticated(SCOPE_ADMIN)
-  @ApiOperation({ summary: 'Registered runtime instances of every host, as every controller replica recorded them' })
+  @Access('registry:read', 'own-host', { hostIn: [{ query: 'hostId' }] })
+  @ApiOperation({ summary: "Registered runtime instances (a host-bound token: its host's only), as every controller replica recorded them" })
   @ApiOkResponse({ type: InstancePage })
   @ApiResponse(problemResponse(400, 'Invalid, unknown or repeated query parameter'))
-  list(@Query() query: ListInstancesQuery): Promise<InstancePage> {
-    return this.registry.list(query);
+  list(@CurrentPrincipal() principal: Principal, @Query() query: ListInstancesQuery): Promise<InstancePage> {
+    return this.registry.list(principal, query);
   }
 
   @Get('changes')
-  @Authenticated(SCOPE_ADMIN)
+  @Access('registry:read', 'own-host')
   @ApiOperation({
     summary: 'Registry changes as an event stream (ready, then change per changed instance, resync after a gap)',
     description:
@@ -43,7 +43,8 @@ export class RegistryController {
   })
   @ApiResponse(problemResponse(503, 'Too many open streams, or the database is unavailable'))
   async stream(@CurrentPrincipal() principal: Principal, @Res() reply: FastifyReply): Promise<void> {
-    const stream = await this.changes.open(acceptedUntilMs(principal, this.verifier.policy.clockToleranceSec));
+    const until = acceptedUntilMs(principal, this.verifier.policy.clockToleranceSec);
+    const stream = await this.changes.open(until, registryHostOf(principal, undefined));
     await reply
       .header('content-type', 'text/event-stream; charset=utf-8')
       .header('cache-control', 'no-store')

@@ -10,7 +10,7 @@ import {
 } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { problemResponse } from '#platform';
-import { Authenticated, CurrentPrincipal, SCOPE_READ, SCOPE_WRITE, type Principal } from '#token-binding';
+import { Access, CurrentPrincipal, type Principal } from '#token-binding';
 import { ETAG_HEADER, IF_MATCH_HEADER, locationHeader, PRECONDITION_FAILED } from '../common/api-docs.js';
 import { etagOf, parseIfMatch } from '../common/etag.js';
 import { IdPipe } from '../common/id.pipe.js';
@@ -28,7 +28,7 @@ export class TagsController {
 
   @Post()
   @ApiOperation({ summary: 'Create a tag' })
-  @Authenticated(SCOPE_WRITE)
+  @Access('tags:write', 'own-host', { hostIn: [{ body: 'hostId' }] })
   @ApiCreatedResponse({
     type: TagView,
     headers: { ...locationHeader('/tags/{tagId}'), ...ETAG_HEADER },
@@ -47,7 +47,7 @@ export class TagsController {
 
   @Get()
   @ApiOperation({ summary: 'List tags, filtered, sorted and paged' })
-  @Authenticated(SCOPE_READ)
+  @Access('tags:read', 'own-host', { hostIn: [{ query: 'hostId' }] })
   @ApiOkResponse({ type: TagPage })
   @ApiResponse(problemResponse(400, 'Invalid or repeated query parameter'))
   list(@CurrentPrincipal() principal: Principal, @Query() query: ListTagsQuery): Promise<TagPage> {
@@ -56,7 +56,7 @@ export class TagsController {
 
   @Get(':tagId')
   @ApiOperation({ summary: 'Read one tag' })
-  @Authenticated(SCOPE_READ)
+  @Access('tags:read', 'own-host')
   @ApiOkResponse({ type: TagView, headers: ETAG_HEADER })
   @ApiResponse(problemResponse(400, 'Invalid or repeated query parameter'))
   @ApiResponse(problemResponse(404, "No such tag (or another host's)"))
@@ -73,7 +73,7 @@ export class TagsController {
 
   @Get(':tagId/entities')
   @ApiOperation({ summary: 'The entities carrying a tag (reverse lookup), by type then id, paged' })
-  @Authenticated(SCOPE_READ)
+  @Access('tags:read', 'own-host')
   @ApiOkResponse({ type: TaggedEntityPage })
   @ApiResponse(problemResponse(400, 'Invalid or repeated query parameter'))
   @ApiResponse(problemResponse(404, "No such tag (or another host's)"))
@@ -87,7 +87,7 @@ export class TagsController {
 
   @Put(':tagId')
   @ApiOperation({ summary: 'Replace a tag' })
-  @Authenticated(SCOPE_WRITE)
+  @Access('tags:write', 'own-host', { hostIn: [{ body: 'hostId' }] })
   @ApiHeader(IF_MATCH_HEADER)
   @ApiOkResponse({ type: TagView, headers: ETAG_HEADER })
   @ApiResponse(problemResponse(400, 'Invalid body, or a body tagId different from the path'))
@@ -109,7 +109,7 @@ export class TagsController {
   @Delete(':tagId')
   @ApiOperation({ summary: 'Delete a tag and its links to entities' })
   @HttpCode(204)
-  @Authenticated(SCOPE_WRITE)
+  @Access('tags:write', 'own-host')
   @ApiHeader(IF_MATCH_HEADER)
   @ApiNoContentResponse({ description: 'Deleted, with every association of the tag' })
   @ApiResponse(problemResponse(404, "No such tag (or another host's)"))

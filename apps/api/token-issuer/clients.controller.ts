@@ -8,7 +8,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { PageQueryDto, problemResponse } from '#platform';
-import { Authenticated, CurrentPrincipal, SCOPE_ADMIN, type Principal } from '#token-binding';
+import { Access, CurrentPrincipal, type Principal } from '#token-binding';
 import { ClientPage, ClientView, ClientWithSecretView } from './client.view.js';
 import { ClientsService } from './clients.service.js';
 import { CreateClientDto } from './dto/create-client.dto.js';
@@ -19,7 +19,7 @@ const NOT_FOUND = problemResponse(404, 'No such client');
 /** `/oauth2/clients`: the issuer's client records, for operators (DESIGN 10). */
 @ApiTags('oauth2')
 @Controller('oauth2/clients')
-@Authenticated(SCOPE_ADMIN)
+@Access('clients:admin', 'own-host', { hostIn: [{ body: 'host' }] })
 export class ClientsController {
   constructor(private readonly clients: ClientsService) {}
 
@@ -39,16 +39,16 @@ export class ClientsController {
   @ApiOperation({ summary: 'List clients in clientId order, paged' })
   @ApiOkResponse({ type: ClientPage })
   @ApiResponse(problemResponse(400, 'Invalid or repeated query parameter'))
-  list(@Query() query: PageQueryDto): Promise<ClientPage> {
-    return this.clients.list(query.offset, query.limit);
+  list(@CurrentPrincipal() principal: Principal, @Query() query: PageQueryDto): Promise<ClientPage> {
+    return this.clients.list(principal, query.offset, query.limit);
   }
 
   @Get(':clientId')
   @ApiOperation({ summary: 'Read one client (never its secret)' })
   @ApiOkResponse({ type: ClientView })
   @ApiResponse(NOT_FOUND)
-  get(@Param('clientId') clientId: string): Promise<ClientView> {
-    return this.clients.get(clientId);
+  get(@CurrentPrincipal() principal: Principal, @Param('clientId') clientId: string): Promise<ClientView> {
+    return this.clients.get(principal, clientId);
   }
 
   @Delete(':clientId')
@@ -56,8 +56,8 @@ export class ClientsController {
   @ApiOperation({ summary: 'Delete a client: no new tokens from now on' })
   @ApiNoContentResponse({ description: 'Deleted; tokens already issued live until exp' })
   @ApiResponse(NOT_FOUND)
-  async delete(@Param('clientId') clientId: string): Promise<void> {
-    await this.clients.delete(clientId);
+  async delete(@CurrentPrincipal() principal: Principal, @Param('clientId') clientId: string): Promise<void> {
+    await this.clients.delete(principal, clientId);
   }
 
   @Post(':clientId/secret')

@@ -1,12 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { DuplicateKeyError, OAuthClientRepository } from '#database';
-import { badRequest, conflict, newId, notFound } from '#platform';
-import { SCOPE_ADMIN, type Principal } from '#token-binding';
+import { DuplicateKeyError, OAuthClientRepository, type ClientOwner } from '#database';
+import { badRequest, conflict, forbidden, newId, notFound } from '#platform';
+import { isGlobalAdmin, KNOWN_SCOPES, OPERATOR_SCOPES, type Principal } from '#token-binding';
 import { generateSecret, hashSecret } from './client-secrets.js';
 import { toClientView, type ClientPage, type ClientView, type ClientWithSecretView } from './client.view.js';
 import type { CreateClientDto } from './dto/create-client.dto.js';
 
-/** Client records of the issuer (DESIGN 10), for operators (`portal.admin`, checked by the route). */
+/**
+ * Client records of the issuer (DESIGN 10), under the host rule (DESIGN 16): a host-bound admin manages
+ * only its host's clients and gives them only scopes it holds; a global admin manages every client.
+ */
 @Injectable()
 export class ClientsService {
   constructor(private readonly clients: OAuthClientRepository) {}
@@ -14,14 +17,27 @@ export class ClientsService {
   async create(principal: Principal, body: CreateClientDto): Promise<ClientWithSecretView> {
     const host = blankToNull(body.host);
     const sid = blankToNull(body.sid);
-    const operator = body.scopes.includes(SCOPE_ADMIN);
+    const scopes = [...new Set(body.scopes)];
+    const unknown = scopes.filter((scope) => !KNOWN_SCOPES.has(scope));
+    if (unknown.length > 0) {
+      const message = `unknown scopes: ${unknown.join(', ')}`;
+      throw badRequest(`A client may hold only scopes Bindery knows; ${message}`, [{ field: 'scopes', message }]);
+    }
+    const owner = ownerOf(principal);
+    if (owner !== 'all') {
+      // The guard refused another host by name; no host at all would make an operator client.
+      if (host !== owner.host) throw forbidden(`This token manages only clients of host ${owner.host}`);
+      const beyond = scopes.filter((scope) => !principal.scopes.has(scope));
+      if (beyond.length > 0) throw forbidden(`A client may get only scopes this token holds; not ${beyond.join(', ')}`);
+    }
+    const operator = scopes.some((scope) => OPERATOR_SCOPES.has(scope));
     if (!operator && (host === null || sid === null)) {
       const missing = [host === null ? 'host' : undefined, sid === null ? 'sid' : undefined].filter(
         (f) => f !== undefined,
       );
       throw badRequest(
-        'A runtime client needs host and sid (only an operator client, with portal.admin, may have neither)',
-        missing.map((field) => ({ field, message: `${field} is required for a client without portal.admin` })),
+        'A runtime client needs host and sid (only an operator client, with portal.admin or an admin capability, may have neither)',
+        missing.map((field) => ({ field, message: `${field} is required for a client without an admin scope` })),
       );
     }
     const secret = generateSecret();
@@ -32,7 +48,7 @@ export class ClientsService {
         host,
         sid,
         envs: [...new Set(body.envs)],
-        scopes: [...new Set(body.scopes)],
+        scopes,
         secretHash: await hashSecret(secret),
         updateUser: principal.subject,
       });
@@ -43,28 +59,38 @@ export class ClientsService {
     }
   }
 
-  async list(offset: number, limit: number): Promise<ClientPage> {
-    const [clients, total] = await this.clients.page(offset, limit);
+  async list(principal: Principal, offset: number, limit: number): Promise<ClientPage> {
+    const [clients, total] = await this.clients.page(offset, limit, ownerOf(principal));
     return { total, clients: clients.map(toClientView) };
   }
 
-  async get(clientId: string): Promise<ClientView> {
-    const client = await this.clients.find(clientId);
+  /** Another host's client is answered as if it did not exist (DESIGN 16). */
+  async get(principal: Principal, clientId: string): Promise<ClientView> {
+    const client = await this.clients.find(clientId, ownerOf(principal));
     if (client === null) throw notFound('No such client');
     return toClientView(client);
   }
 
-  async delete(clientId: string): Promise<void> {
-    if (!(await this.clients.delete(clientId))) throw notFound('No such client');
+  async delete(principal: Principal, clientId: string): Promise<void> {
+    if (!(await this.clients.delete(clientId, ownerOf(principal)))) throw notFound('No such client');
   }
 
   /** A new secret that works at once; the old one keeps working for `graceSec`. */
   async rotate(principal: Principal, clientId: string, graceSec: number): Promise<ClientWithSecretView> {
     const secret = generateSecret();
-    const client = await this.clients.rotateSecret(clientId, await hashSecret(secret), graceSec, principal.subject);
+    const hash = await hashSecret(secret);
+    const client = await this.clients.rotateSecret(clientId, hash, graceSec, principal.subject, ownerOf(principal));
     if (client === null) throw notFound('No such client');
     return { ...toClientView(client), clientSecret: secret };
   }
+}
+
+/** A global admin of clients owns every client; a host-bound admin only its host's. */
+function ownerOf(principal: Principal): ClientOwner {
+  if (isGlobalAdmin(principal, 'clients:admin')) return 'all';
+  // The route needs clients:admin, so a caller without host here is a wiring fault: refuse, never widen.
+  if (principal.host === null) throw forbidden('Managing clients needs the capability clients:admin');
+  return { host: principal.host };
 }
 
 function blankToNull(value: string | null | undefined): string | null {

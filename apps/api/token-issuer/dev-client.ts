@@ -34,7 +34,7 @@ export async function ensureDevClient(db: DataSource, hostId: string, dataDir: s
     await keepSecret(file, clientSecret);
   }
   const secretHash = await hashSecret(clientSecret);
-  const rotated = await clients.rotateSecret(DEV_CLIENT_ID, secretHash, 0, 'npm start');
+  const rotated = await clients.rotateSecret(DEV_CLIENT_ID, secretHash, 0, 'npm start', 'all');
   if (rotated !== null) return { clientId: DEV_CLIENT_ID, clientSecret, outcome: 'rotated' };
   await clients.create({
     clientId: DEV_CLIENT_ID,

@@ -10,6 +10,7 @@ import {
   type OnGatewayInit,
 } from '@nestjs/websockets';
 import type { WebSocket, WebSocketServer } from 'ws';
+import { DeclareAccess } from '#platform';
 import { CurrentPrincipal, type Principal } from '#token-binding';
 import { JsonRpcRethrowFilter } from '../jsonrpc/jsonrpc.filter.js';
 import { JSONRPC_ERRORS, JsonRpcError, UNKNOWN_METHOD } from '../jsonrpc/jsonrpc.js';
@@ -24,7 +25,7 @@ import { UnsubscribeParams } from './dto/unsubscribe.params.js';
 import { Liveness } from './liveness.js';
 import { PendingWrites } from './pending-writes.js';
 import { RegistryService } from './registry.service.js';
-import { RpcAuthenticated } from './rpc-token.guard.js';
+import { RpcAccess } from './rpc-token.guard.js';
 import type {
   DeregisterResult,
   LookupResult,
@@ -94,7 +95,7 @@ export class RegistryGateway
   }
 
   @SubscribeMessage('service/register')
-  @RpcAuthenticated('register', { closesSocket: true })
+  @RpcAccess('registry:register', { binding: 'register', closesSocket: true })
   async register(
     @ConnectedSocket() client: Socket,
     @MessageBody('params', new JsonRpcParams(RegisterParams)) params: Readonly<RegisterParams>,
@@ -108,7 +109,7 @@ export class RegistryGateway
   }
 
   @SubscribeMessage('service/deregister')
-  @RpcAuthenticated()
+  @RpcAccess('registry:register')
   async deregister(
     @ConnectedSocket() client: Socket,
     @MessageBody('params', new JsonRpcParams(DeregisterParams)) params: Readonly<DeregisterParams>,
@@ -117,7 +118,7 @@ export class RegistryGateway
   }
 
   @SubscribeMessage('discovery/lookup')
-  @RpcAuthenticated('lookup')
+  @RpcAccess('registry:discover', { binding: 'lookup' })
   async lookup(
     @MessageBody('params', new JsonRpcParams(LookupParams)) params: Readonly<LookupParams>,
   ): Promise<LookupResult> {
@@ -127,7 +128,7 @@ export class RegistryGateway
   /** `discovery/subscribe`: the lookup's answer now, then `discovery/changed` on every change (DESIGN 8). */
   @SubscribeMessage('discovery/subscribe')
   // A subscription is lasting state, like a registration: a mismatch closes the socket.
-  @RpcAuthenticated('lookup', { closesSocket: true })
+  @RpcAccess('registry:discover', { binding: 'lookup', closesSocket: true })
   async subscribe(
     @ConnectedSocket() client: Socket,
     @MessageBody('params', new JsonRpcParams(LookupParams)) params: Readonly<LookupParams>,
@@ -136,7 +137,7 @@ export class RegistryGateway
   }
 
   @SubscribeMessage('discovery/unsubscribe')
-  @RpcAuthenticated()
+  @RpcAccess('registry:discover')
   unsubscribe(
     @ConnectedSocket() client: Socket,
     @MessageBody('params', new JsonRpcParams(UnsubscribeParams)) params: Readonly<UnsubscribeParams>,
@@ -149,7 +150,7 @@ export class RegistryGateway
    * a socket without a verified token gets -32001 and close 1008 (DESIGN 8), a verified one -32601.
    */
   @SubscribeMessage(UNKNOWN_METHOD)
-  @RpcAuthenticated()
+  @RpcAccess(null)
   unknownMethod(): never {
     throw new JsonRpcError(JSONRPC_ERRORS.methodNotFound.code, JSONRPC_ERRORS.methodNotFound.message);
   }
@@ -159,6 +160,8 @@ export class RegistryGateway
    * be expired (within the grace period) when the refresh arrives.
    */
   @SubscribeMessage('session/refresh')
+  // Its own token decides (the socket's may have expired): SessionRefresh checks the capability and the claims.
+  @DeclareAccess({ capability: 'registry:register', hostRule: 'binding', hostIn: [] })
   async refresh(@ConnectedSocket() client: Socket, @MessageBody('params') params: unknown): Promise<RefreshResult> {
     const connection = this.connections.of(client);
     const result = await this.sessions.refresh(connection, params);

@@ -119,9 +119,9 @@ export class RegistryService {
     };
   }
 
-  /** `GET /instances` for operators: every host's instances, filtered, in identity order. */
-  list(query: ListInstancesQuery): Promise<InstancePage> {
-    return listInstances(this.instances, query);
+  /** `GET /instances` for operators: the instances `principal` may see (DESIGN 16), filtered, in identity order. */
+  list(principal: Principal, query: ListInstancesQuery): Promise<InstancePage> {
+    return listInstances(this.instances, principal, query);
   }
 
   /**

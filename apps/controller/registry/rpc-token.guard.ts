@@ -1,7 +1,11 @@
 import { Injectable, UseGuards, applyDecorators, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { WebSocket } from 'ws';
+import { accessOf, DeclareAccess, type Capability } from '#platform';
 import {
   Bound,
+  capabilitySentence,
+  decideAccess,
   KeySourceUnavailableError,
   TokenVerifier,
   type BindingKind,
@@ -9,7 +13,7 @@ import {
   type RpcCall,
 } from '#token-binding';
 import { Connections } from './connection.js';
-import { unauthorized, unavailable } from './registry.errors.js';
+import { forbidden, unauthorized, unavailable } from './registry.errors.js';
 
 /**
  * The token of a JSON-RPC call (DESIGN 8), verified on every call by the same `TokenVerifier` as HTTP:
@@ -22,6 +26,7 @@ export class RpcTokenGuard implements CanActivate {
   constructor(
     private readonly connections: Connections,
     private readonly verifier: TokenVerifier,
+    private readonly reflector: Reflector,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -39,10 +44,29 @@ export class RpcTokenGuard implements CanActivate {
       if (error instanceof KeySourceUnavailableError) throw unavailable('Token keys are unavailable; try again');
       throw unauthorized();
     }
+    // DESIGN 16: the method's declared capability, before the binding rule and before any SQL.
+    const declaration = accessOf(this.reflector, context.getHandler(), context.getClass());
+    const decision = decideAccess(call.principal, declaration, { query: undefined, body: call.params });
+    if (!decision.allowed) {
+      throw forbidden(decision.reason === 'capability' ? capabilitySentence(decision) : decision.detail);
+    }
     return true;
   }
 }
 
-/** A verified token on the call, then (when a rule is named) the binding rule of `TokenBindingGuard`. */
-export const RpcAuthenticated = (rule?: BindingKind, options: BindingOptions = {}): MethodDecorator =>
-  rule === undefined ? UseGuards(RpcTokenGuard) : applyDecorators(UseGuards(RpcTokenGuard), Bound(rule, options));
+export interface RpcAccessOptions extends BindingOptions {
+  /** The binding rule of DESIGN 6.3 the method is under (`register`, or `lookup` for discovery). */
+  readonly binding?: BindingKind;
+}
+
+/**
+ * The one declaration of a JSON-RPC method (DESIGN 16): a verified token on the call, its capability
+ * (`null`: any verified token, for the unknown method's -32601), then the binding rule when one is named.
+ */
+export const RpcAccess = (capability: Capability | null, options: RpcAccessOptions = {}): MethodDecorator => {
+  const hostRule = options.binding === undefined ? 'own-host' : 'binding';
+  const declare = DeclareAccess({ capability, hostRule, hostIn: [] });
+  return options.binding === undefined
+    ? applyDecorators(declare, UseGuards(RpcTokenGuard))
+    : applyDecorators(declare, UseGuards(RpcTokenGuard), Bound(options.binding, options));
+};

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { KeySourceUnavailableError, TokenVerifier, type Principal } from '#token-binding';
+import { can, KeySourceUnavailableError, TokenVerifier, type Principal } from '#token-binding';
 import type { RegistryConnection } from './connection.js';
-import { refreshMismatch, unauthorized, unavailable } from './registry.errors.js';
+import { forbidden, refreshMismatch, unauthorized, unavailable } from './registry.errors.js';
 import type { RefreshResult } from './runtime-instance.view.js';
 
 /** The claims a refresh token must share with the socket's token (DESIGN 8). */
@@ -22,6 +22,8 @@ export class SessionRefresh {
     const jwt = typeof params === 'object' && params !== null ? (params as { jwt?: unknown }).jwt : undefined;
     if (!connection.authenticated || typeof jwt !== 'string') throw unauthorized();
     const fresh = await this.verify(jwt);
+    // The method's declared capability (DESIGN 16), judged on the token that would take over the socket.
+    if (!can(fresh, 'registry:register')) throw forbidden('The token lacks the capability registry:register');
     // Read after the verification: a refresh that finished meanwhile is what this one must match.
     const held = connection.principal;
     if (held === undefined) throw unauthorized();

@@ -21,7 +21,12 @@ export { ControllerLeaseRepository, REGISTRY_CHANNEL, type Reaped } from './cont
 export { EntityLinkRepository } from './entity-link.repository.js';
 export { EntityRepository, type EntityListOptions, type TagCondition } from './entity.repository.js';
 export { TAG_SORT_KEYS, TagRepository, type TagFilter, type TagSortKey } from './tag.repository.js';
-export { OAuthClientRepository, type ClientCredentials, type NewOAuthClient } from './oauth-client.repository.js';
+export {
+  OAuthClientRepository,
+  type ClientCredentials,
+  type ClientOwner,
+  type NewOAuthClient,
+} from './oauth-client.repository.js';
 export {
   ChangeEventRepository,
   EVENTS_CHANNEL,

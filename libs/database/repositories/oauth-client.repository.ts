@@ -23,6 +23,12 @@ export interface ClientCredentials {
   readonly secretHashes: readonly string[];
 }
 
+/**
+ * Whose clients a statement may touch (DESIGN 16): a host-bound admin's host only (never an operator
+ * client, which has no host), or every client for a global admin.
+ */
+export type ClientOwner = { readonly host: string } | 'all';
+
 /** The clients of the built-in issuer (DESIGN 10); every statement on `oauth_client` is here. */
 @Injectable()
 export class OAuthClientRepository extends BaseRepository {
@@ -47,8 +53,9 @@ export class OAuthClientRepository extends BaseRepository {
     return repository.findOneByOrFail({ clientId: client.clientId });
   }
 
-  find(clientId: string): Promise<OAuthClient | null> {
-    return this.manager.getRepository(OAuthClient).findOneBy({ clientId });
+  find(clientId: string, owner: ClientOwner = 'all'): Promise<OAuthClient | null> {
+    const where = owner === 'all' ? { clientId } : { clientId, host: owner.host };
+    return this.manager.getRepository(OAuthClient).findOneBy(where);
   }
 
   async credentials(clientId: string): Promise<ClientCredentials | null> {
@@ -71,10 +78,10 @@ export class OAuthClientRepository extends BaseRepository {
   }
 
   /** A page in client id order, with the total. */
-  page(offset: number, limit: number): Promise<[OAuthClient[], number]> {
-    return this.manager
-      .getRepository(OAuthClient)
-      .createQueryBuilder('c')
+  page(offset: number, limit: number, owner: ClientOwner): Promise<[OAuthClient[], number]> {
+    const query = this.manager.getRepository(OAuthClient).createQueryBuilder('c');
+    if (owner !== 'all') query.where('c.host = :host', { host: owner.host });
+    return query
       .orderBy('c.client_id')
       .offset(offset)
       .limit(limit)
@@ -82,8 +89,9 @@ export class OAuthClientRepository extends BaseRepository {
   }
 
   /** True when a client was deleted. */
-  async delete(clientId: string): Promise<boolean> {
-    const result = await this.manager.getRepository(OAuthClient).delete({ clientId });
+  async delete(clientId: string, owner: ClientOwner): Promise<boolean> {
+    const where = owner === 'all' ? { clientId } : { clientId, host: owner.host };
+    const result = await this.manager.getRepository(OAuthClient).delete(where);
     return (result.affected ?? 0) > 0;
   }
 
@@ -96,16 +104,17 @@ export class OAuthClientRepository extends BaseRepository {
     secretHash: string,
     graceSec: number,
     user: string | null,
+    owner: ClientOwner,
   ): Promise<OAuthClient | null> {
     const rows: { client_id: string }[] = await this.manager.query(
       `update oauth_client
           set previous_secret_hash = case when $3::int > 0 then secret_hash end,
               previous_secret_until = case when $3::int > 0 then now() + make_interval(secs => $3::int) end,
               secret_hash = $2, update_user = $4, update_ts = now()
-        where client_id = $1
+        where client_id = $1 and ($5::text is null or host = $5)
         returning client_id`,
-      [clientId, secretHash, graceSec, user],
+      [clientId, secretHash, graceSec, user, owner === 'all' ? null : owner.host],
     );
-    return rows.length === 0 ? null : this.find(clientId);
+    return rows.length === 0 ? null : this.find(clientId, owner);
   }
 }
