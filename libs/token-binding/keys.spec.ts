@@ -140,6 +140,34 @@ describe('RemoteJwksKeyStore', () => {
     expect(store.holds(ec().publicKey)).toBe(false);
   });
 
+  it('a request during the first fetch waits for it instead of failing as unavailable', async () => {
+    const { state, store } = issuer(60_000);
+    try {
+      const keys = await Promise.all([store.keyFor('one'), store.keyFor('one')]);
+      expect(keys[0]).toBe(keys[1]);
+      expect(state.fetches).toBe(1);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('asks fetch not to follow redirects, and a 3xx is a failed fetch (DESIGN 6.1)', async () => {
+    const asked: RequestInit[] = [];
+    const redirecting = ((_uri: string, init: RequestInit) => {
+      asked.push(init);
+      return Promise.resolve(new Response(null, { status: 302, headers: { location: 'http://elsewhere.test/' } }));
+    }) as typeof fetch;
+    const store = new RemoteJwksKeyStore({ uri: 'https://issuer.test/jwks', fetch: redirecting });
+    try {
+      await expect(Promise.resolve().then(() => store.keyFor('one'))).rejects.toThrow(
+        'JWKS fetch failed: redirect refused (HTTP 302)',
+      );
+      expect(asked.map((init) => init.redirect)).toEqual(['manual']);
+    } finally {
+      store.close();
+    }
+  });
+
   it('reports an unreachable JWKS as unavailable, not as a bad token', async () => {
     const failing = (() => Promise.reject(new Error('ECONNREFUSED'))) as typeof fetch;
     const store = new RemoteJwksKeyStore({ uri: 'https://issuer.test/jwks', fetch: failing });

@@ -1,5 +1,6 @@
 import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { Logger } from '@nestjs/common';
 
 /** A key could not be chosen for a token: the token is answered 401. */
 export class UnknownKeyError extends Error {
@@ -117,6 +118,7 @@ export class RemoteJwksKeyStore implements KeyStore {
   private readonly timeoutMs: number;
   private readonly fetchImpl: typeof fetch;
   private readonly timer: NodeJS.Timeout;
+  private readonly logger = new Logger('Jwks');
 
   constructor(private readonly options: RemoteJwksOptions) {
     this.refreshMs = options.refreshMs ?? 300_000;
@@ -141,7 +143,8 @@ export class RemoteJwksKeyStore implements KeyStore {
     }
     // A failed fetch is retried after a second; a successful one only after the full interval.
     const wait = this.lastAttemptFailed ? Math.min(1000, this.minRefetchIntervalMs) : this.minRefetchIntervalMs;
-    if (this.lastAttemptAt !== 0 && Date.now() - this.lastAttemptAt < wait) {
+    // A fetch in flight (the first one, from the timer) is awaited: it is no failure yet.
+    if (this.inFlight === undefined && this.lastAttemptAt !== 0 && Date.now() - this.lastAttemptAt < wait) {
       if (this.fetchedAt === 0) throw new KeySourceUnavailableError('JWKS not loaded yet');
       throw new UnknownKeyError(`no key for kid ${kid ?? '(none)'}`);
     }
@@ -169,25 +172,18 @@ export class RemoteJwksKeyStore implements KeyStore {
   }
 
   private async load(): Promise<void> {
-    let body: unknown;
     this.lastAttemptAt = Date.now();
     this.lastAttemptFailed = true;
-    try {
-      const response = await this.fetchImpl(this.options.uri, {
-        signal: AbortSignal.timeout(this.timeoutMs),
-        headers: { accept: 'application/json' },
-      });
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
-      body = await response.json();
-    } catch (error) {
-      throw new KeySourceUnavailableError(`JWKS fetch failed: ${(error as Error).message}`);
-    }
-    if (!isJwks(body)) throw new KeySourceUnavailableError('JWKS response has no "keys" array');
     let next: Map<string, KeyObject>;
     try {
-      next = parseJwks(body);
+      next = await this.fetchKeys();
     } catch (error) {
-      throw new KeySourceUnavailableError(`JWKS holds an unusable key: ${(error as Error).message}`);
+      // Operators must see why keys stopped updating; the URI's query may hold a credential, so it is left out.
+      this.logger.warn(
+        { jwksUri: withoutQuery(this.options.uri), reason: (error as Error).message },
+        'JWKS fetch failed',
+      );
+      throw error;
     }
     // An unchanged key keeps its object, so verifications remembered with it stay valid (`holds`).
     for (const [kid, key] of next) {
@@ -198,5 +194,41 @@ export class RemoteJwksKeyStore implements KeyStore {
     this.held = new Set(next.values());
     this.fetchedAt = Date.now();
     this.lastAttemptFailed = false;
+  }
+
+  private async fetchKeys(): Promise<Map<string, KeyObject>> {
+    let body: unknown;
+    try {
+      // No redirect is followed (DESIGN 6.1): another origin, or http: instead of https:, could hand us keys.
+      const response = await this.fetchImpl(this.options.uri, {
+        signal: AbortSignal.timeout(this.timeoutMs),
+        headers: { accept: 'application/json' },
+        redirect: 'manual',
+      });
+      if (response.redirected || (response.status >= 300 && response.status < 400)) {
+        await response.body?.cancel();
+        throw new Error(`redirect refused (HTTP ${response.status})`);
+      }
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      body = await response.json();
+    } catch (error) {
+      throw new KeySourceUnavailableError(`JWKS fetch failed: ${(error as Error).message}`);
+    }
+    if (!isJwks(body)) throw new KeySourceUnavailableError('JWKS response has no "keys" array');
+    try {
+      return parseJwks(body);
+    } catch (error) {
+      throw new KeySourceUnavailableError(`JWKS holds an unusable key: ${(error as Error).message}`);
+    }
+  }
+}
+
+/** A URL without its query and fragment, for logs. */
+function withoutQuery(uri: string): string {
+  try {
+    const url = new URL(uri);
+    return `${url.origin}${url.pathname}`;
+  } catch {
+    return '(unparsable URL)';
   }
 }
