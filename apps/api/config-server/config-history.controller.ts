@@ -8,21 +8,21 @@ import { etagOf, parseIfMatch } from '../common/etag.js';
 import { CHANGE_REASON_HEADER, OTHER_HOST } from './config-api-docs.js';
 import { ConfigHistoryService } from './config-history.service.js';
 import { LayerHistoryPage, LayerVersionContentView, RolledBackLayerView } from './config-history.view.js';
-import { HistoryQueryDto, RollbackQueryDto, VersionQueryDto } from './dto/history-query.dto.js';
+import { HistoryQueryDto, MAX_VERSION, RollbackQueryDto, toVersion, VersionQueryDto } from './dto/history-query.dto.js';
 import { authorOf, ownLayer } from './layer-access.js';
 import { layerAddress } from './layer-address.js';
 
 const BAD_ADDRESS = problemResponse(400, 'Bad address, or a repeated or unknown parameter');
 const UNKNOWN_VERSION = problemResponse(404, 'No such version of this layer (never existed, or pruned)');
 
-/** A version number from the path: a positive integer. */
+/** A version number from the path, spelt as the rollback's query parameter must be. */
 function versionNumber(raw: string): number {
-  if (!/^[1-9]\d{0,9}$/.test(raw) || Number(raw) > 2_147_483_647) {
-    throw badRequest('version must be a positive integer', [
-      { field: 'version', message: 'must be a positive integer' },
-    ]);
+  const version = toVersion(raw);
+  if (Number.isNaN(version)) {
+    const message = `version must be a positive integer up to ${MAX_VERSION}`;
+    throw badRequest(message, [{ field: 'version', message }]);
   }
-  return Number(raw);
+  return version;
 }
 
 /** A layer's history, one version's content, and rollback (DESIGN 14); every route needs portal.admin. */
@@ -63,8 +63,8 @@ export class ConfigHistoryController {
   @ApiOperation({
     summary: "Make an earlier version's content current, as a new version (nothing is rewritten)",
     description:
-      'If-Match with the current version is required (428 without it): a rollback is decided on what the ' +
-      'operator saw, so it never silently undoes a change made meanwhile.',
+      'If-Match with the current version is required (428 without it or with *): a rollback is decided on ' +
+      'what the operator saw, so it never silently undoes a change made meanwhile.',
   })
   @Authenticated(SCOPE_ADMIN)
   @ApiHeader({ name: 'If-Match', required: true, description: 'the current version, e.g. W/"7"' })
@@ -74,7 +74,7 @@ export class ConfigHistoryController {
   @ApiResponse(OTHER_HOST)
   @ApiResponse(UNKNOWN_VERSION)
   @ApiResponse(PRECONDITION_FAILED)
-  @ApiResponse(problemResponse(428, 'If-Match is missing'))
+  @ApiResponse(problemResponse(428, 'If-Match is missing or "*"'))
   async rollback(
     @CurrentPrincipal() principal: Principal,
     @Query() query: RollbackQueryDto,
@@ -85,8 +85,12 @@ export class ConfigHistoryController {
     const address = ownLayer(principal, layerAddress(query));
     const author = authorOf(principal, reason);
     const condition = parseIfMatch(ifMatch);
-    if (condition === undefined) {
-      throw new ProblemException(428, 'A rollback needs If-Match with the current version (W/"<n>"); read it first');
+    // `*` would roll back whatever is current now, not the version the operator saw (DESIGN 14).
+    if (condition === undefined || 'any' in condition) {
+      throw new ProblemException(
+        428,
+        'A rollback needs If-Match with the current version (W/"<n>"), not "*"; read it first',
+      );
     }
     const { view, version } = await this.history.rollback(author, address, query.version, condition);
     void reply.header('etag', etagOf(version));
