@@ -28,6 +28,8 @@ export {
   ASYMMETRIC_ALGORITHMS,
   DEV_HOST_ID,
   DEV_ISSUER,
+  ISSUER_DISCOVERY_WARNING,
+  issuerUndiscoverable,
   loadSettings,
   SettingsError,
   type JwtAlgorithm,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { isLoopbackUrl, loadSettings, SettingsError } from './settings.js';
+import { isLoopbackUrl, issuerUndiscoverable, loadSettings, SettingsError } from './settings.js';
 
 const prod = {
   NODE_ENV: 'production',
@@ -201,5 +201,68 @@ describe('JWT_JWKS_REFRESH_SEC, PUBLIC_BASE_URL, REQUEST_TIMEOUT_MS', () => {
     ['REQUEST_TIMEOUT_MS', { REQUEST_TIMEOUT_MS: '-5' }],
   ])('refuses a bad %s', (variable, env) => {
     expect(() => loadSettings(env)).toThrow(new RegExp(`^Invalid setting ${variable}: `));
+  });
+});
+
+describe('PUBLIC_BASE_URL in production (DESIGN 10)', () => {
+  const issuerOn = { ...prod, JWT_JWKS_URI: '', TOKEN_ISSUER_KEY_FILE: '/issuer.pem' };
+  const production = (base: string, extra: Record<string, string> = {}) =>
+    loadSettings({ ...issuerOn, PUBLIC_BASE_URL: base, ...extra });
+
+  it.each([
+    'http://bindery.example',
+    'http://10.0.0.5:8080',
+    'http://localhost.evil.example',
+    'http://127.0.0.1.evil.example/api',
+  ])('stops a production start-up on %s with one line saying why', (base) => {
+    expect(() => production(base)).toThrow(
+      new SettingsError(
+        'PUBLIC_BASE_URL',
+        'must be https: with NODE_ENV=production (http: only for a loopback address): clients send their secrets to its token endpoint',
+      ),
+    );
+    // The issuer off changes nothing: an http: public URL is wrong in production whatever reads it.
+    expect(() => loadSettings({ ...prod, PUBLIC_BASE_URL: base })).toThrow('Invalid setting PUBLIC_BASE_URL: ');
+    // JWT_JWKS_ALLOW_HTTP is about fetching keys, not about where clients send secrets.
+    expect(() => production(base, { JWT_JWKS_ALLOW_HTTP: 'true' })).toThrow('Invalid setting PUBLIC_BASE_URL: ');
+  });
+
+  it.each(['http://localhost:8080', 'http://127.0.0.1:8080', 'http://[::1]:8080', 'https://bindery.example'])(
+    'accepts %s in production',
+    (base) => {
+      expect(production(base).publicBaseUrl).toBe(base);
+    },
+  );
+
+  it('leaves http: alone outside production', () => {
+    const s = loadSettings({ ...issuerOn, NODE_ENV: 'test', PUBLIC_BASE_URL: 'http://bindery.example' });
+    expect(s.publicBaseUrl).toBe('http://bindery.example');
+  });
+});
+
+describe('JWT_ISSUER and PUBLIC_BASE_URL (DESIGN 10, RFC 8414 section 3.3)', () => {
+  const issuerOn = { ...prod, JWT_JWKS_URI: '', TOKEN_ISSUER_KEY_FILE: '/issuer.pem' };
+
+  it.each([
+    ['another host', 'https://auth.example', 'https://bindery.example'],
+    ['another path', 'https://bindery.example/auth', 'https://bindery.example'],
+    ['http: against https:', 'http://localhost:8080', 'https://localhost:8080'],
+    ['not a URL', 'bindery', 'https://bindery.example'],
+  ])('a production start with the issuer on must warn when they differ: %s', (_, issuer, base) => {
+    expect(issuerUndiscoverable(loadSettings({ ...issuerOn, JWT_ISSUER: issuer, PUBLIC_BASE_URL: base }))).toBe(true);
+  });
+
+  it.each([
+    ['identical', 'https://bindery.example/api', 'https://bindery.example/api'],
+    ['a final slash', 'https://bindery.example/', 'https://bindery.example'],
+    ['case of the host', 'https://Bindery.Example', 'https://bindery.example'],
+  ])('no warning when they are the same URL: %s', (_, issuer, base) => {
+    expect(issuerUndiscoverable(loadSettings({ ...issuerOn, JWT_ISSUER: issuer, PUBLIC_BASE_URL: base }))).toBe(false);
+  });
+
+  it('no warning outside production, nor with the issuer off (no metadata is served)', () => {
+    const differing = { JWT_ISSUER: 'https://auth.example', PUBLIC_BASE_URL: 'https://bindery.example' };
+    expect(issuerUndiscoverable(loadSettings({ ...issuerOn, ...differing, NODE_ENV: 'test' }))).toBe(false);
+    expect(issuerUndiscoverable(loadSettings({ ...prod, ...differing }))).toBe(false);
   });
 });

@@ -196,14 +196,40 @@ function jwksUri(env: Env, production: boolean): string | undefined {
   );
 }
 
-/** DESIGN 10: required in production while the issuer is on; dev mode serves on localhost. */
+/** DESIGN 10: required in production while the issuer is on, and https: there (clients send secrets to it). */
 function publicBaseUrl(env: Env, issuerOn: boolean, production: boolean, apiPort: number): string {
   const value = url(env, 'PUBLIC_BASE_URL', ['https:', 'http:']);
+  if (value !== undefined && production && new URL(value).protocol !== 'https:' && !isLoopbackUrl(value)) {
+    throw new SettingsError(
+      'PUBLIC_BASE_URL',
+      'must be https: with NODE_ENV=production (http: only for a loopback address): clients send their secrets to its token endpoint',
+    );
+  }
   if (value !== undefined) return value.replace(/\/+$/, '');
   if (issuerOn && production) {
     throw new SettingsError('PUBLIC_BASE_URL', 'required with NODE_ENV=production while the token issuer is on');
   }
   return `http://localhost:${apiPort}`;
+}
+
+/** A URL compared as clients would: parsed (case of scheme and host, default port) and without a final slash. */
+function comparableUrl(raw: string): string {
+  try {
+    return new URL(raw).href.replace(/\/+$/, '');
+  } catch {
+    return raw;
+  }
+}
+
+export const ISSUER_DISCOVERY_WARNING =
+  'JWT_ISSUER differs from PUBLIC_BASE_URL: standard OAuth clients cannot discover this issuer, since its metadata ' +
+  'is served under PUBLIC_BASE_URL and must name the issuer it is served for (RFC 8414 section 3.3)';
+
+/** DESIGN 10: whether a production start must warn that the issuer's metadata cannot be discovered. */
+export function issuerUndiscoverable(settings: Settings): boolean {
+  const issuerOn = settings.devMode || settings.tokenIssuer.keyFile !== undefined;
+  if (!settings.production || !issuerOn) return false;
+  return comparableUrl(settings.jwt.issuer) !== comparableUrl(settings.publicBaseUrl);
 }
 
 /** Renewals run every quarter of it: below 400 ms a replica would spend its time renewing. */

@@ -3,6 +3,7 @@ import { SETTINGS, type Settings } from '#platform';
 import { issuerKeyRingFor } from '#token-binding';
 import { ClientsController } from './clients.controller.js';
 import { ClientsService } from './clients.service.js';
+import { IssuerDiscoveryWarning } from './discovery-warning.js';
 import { SecretChecker } from './client-secrets.js';
 import { FailureLimiter } from './failure-limiter.js';
 import { TokenController } from './token.controller.js';
@@ -24,6 +25,7 @@ import { ISSUER_KEYS, TokenIssuerService } from './token-issuer.service.js';
     SecretChecker,
     TokenIssuerService,
     ClientsService,
+    IssuerDiscoveryWarning,
   ],
 })
 export class TokenIssuerModule {}
