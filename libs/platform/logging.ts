@@ -96,22 +96,44 @@ function loggedRequest(value: unknown, trustProxy: boolean): Record<string, unkn
   };
 }
 
+/** pino's number for `warn`: lines at it and above are written before the request's answer (DESIGN 9). */
+const WRITTEN_AT_ONCE = 40;
+
 /** The process's root pino logger: JSON lines, secrets redacted, the safe error serializer. */
 export function createRootLogger(level: LogLevel, trustProxy: boolean, stream?: DestinationStream): Logger {
+  const destination = stream ?? stdout();
+  // Only the block writer holds lines back; a warning must survive a crash right after the answer.
+  const flush = destination instanceof BlockWriter ? () => destination.flushSync() : undefined;
   const options: LoggerOptions = {
     level,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     serializers: { err: safeError, req: (req: unknown) => loggedRequest(req, trustProxy) },
+    ...(flush === undefined
+      ? {}
+      : {
+          hooks: {
+            logMethod(args, method, value) {
+              method.apply(this, args);
+              if (value >= WRITTEN_AT_ONCE) flush();
+            },
+          },
+        }),
   };
-  const destination = stream ?? stdout();
   const root = pino(options, destination);
   // A stream that wants pino's per-line metadata (multistream) gets every line through pino.
-  if (!(symbols.needsMetadataGsym in destination)) ROOTS.set(root, { trustProxy, stream: destination });
+  if (!(symbols.needsMetadataGsym in destination)) ROOTS.set(root, { trustProxy, stream: destination, flush });
   return root;
 }
 
+interface FastRoot {
+  readonly trustProxy: boolean;
+  readonly stream: DestinationStream;
+  /** Writes held-back lines now; called after each line at `warn` and above. */
+  readonly flush: (() => void) | undefined;
+}
+
 /** Root loggers made by createRootLogger, whose lines `requestLineOf` and `plainLineOf` may build. */
-const ROOTS = new WeakMap<Logger, { readonly trustProxy: boolean; readonly stream: DestinationStream }>();
+const ROOTS = new WeakMap<Logger, FastRoot>();
 
 /** What every line of `root` starts with, up to its time: `{"level":30,"time":` plus its bindings after. */
 function lineStart(root: Logger): { readonly levels: Readonly<Record<string, number>>; readonly bindings: string } {
@@ -141,7 +163,7 @@ export function requestLineOf(root: Logger): RequestLine {
     return (level, request, statusCode, responseTime, message) =>
       root[level]({ req: request, res: { statusCode }, responseTime }, message);
   }
-  const { trustProxy, stream } = fast;
+  const { trustProxy, stream, flush } = fast;
   const { levels, bindings } = lineStart(root);
   return (level, request, statusCode, responseTime, message) => {
     const req = JSON.stringify(loggedRequest(request, trustProxy));
@@ -151,6 +173,7 @@ export function requestLineOf(root: Logger): RequestLine {
       `{"level":${levels[level]},"time":${Date.now()}${bindings},"req":${req},` +
         `"res":{"statusCode":${statusCode}},"responseTime":${time},"msg":${JSON.stringify(message)}}\n`,
     );
+    if (levels[level] >= WRITTEN_AT_ONCE) flush?.();
   };
 }
 
@@ -213,7 +236,7 @@ function plainValue(value: unknown): string | undefined | null {
 export function plainLineOf(root: Logger): PlainLine {
   const fast = ROOTS.get(root);
   if (fast === undefined) return () => false;
-  const { trustProxy, stream } = fast;
+  const { trustProxy, stream, flush } = fast;
   const { levels, bindings } = lineStart(root);
   return (level, fields, message, head) => {
     let line = '';
@@ -239,6 +262,7 @@ export function plainLineOf(root: Logger): PlainLine {
       msg = `,"msg":${JSON.stringify(message)}`;
     }
     stream.write(`{"level":${levels[level]},"time":${Date.now()}${bindings}${line}${msg}}\n`);
+    if (levels[level] >= WRITTEN_AT_ONCE) flush?.();
     return true;
   };
 }
@@ -247,9 +271,10 @@ const FLUSH_INTERVAL_MS = 250;
 let stdoutStream: BlockWriter | undefined;
 
 /**
- * Stdout for every logger in the process (one writer, so lines never interleave). Lines are written in
- * blocks of 16 KiB, and at least every 250 ms and at exit: one system call per line was half the cost of
- * a rejected request's warning line, and a write to a file costs about 20 µs whatever its size (bench reject).
+ * Stdout for every logger in the process (one writer, so lines never interleave). Lines below `warn` are
+ * written in blocks of 16 KiB, and at least every 250 ms and at exit: one system call per line was half the
+ * cost of a request's line, and a write to a file costs about 20 µs whatever its size (bench reject). A line
+ * at `warn` and above (a binding rejection's) is written with what is pending before its call returns.
  */
 function stdout(): BlockWriter {
   if (stdoutStream !== undefined) return stdoutStream;
