@@ -42,7 +42,8 @@ export function charsetOf(contentType: string | undefined): string | undefined {
 export function foreignCharset(contentType: string | undefined): ProblemException | undefined {
   const charset = charsetOf(contentType);
   if (charset === undefined || charset.toLowerCase() === 'utf-8') return undefined;
-  return new ProblemException(415, `Unsupported charset ${JSON.stringify(charset.slice(0, 40))}; send UTF-8`);
+  // The charset is not quoted back: no error answer echoes a request header (DESIGN 3).
+  return new ProblemException(415, 'Unsupported charset; send UTF-8');
 }
 
 /**

@@ -42,7 +42,8 @@ export function parseSort<K extends string>(
     const key = descending ? part.slice(1) : part;
     if (!(allowed as readonly string[]).includes(key)) {
       throw badRequest(`sort must be a comma list of ${allowed.join(', ')}, each optionally prefixed by -`, [
-        { field: 'sort', message: `unknown sort key "${key}"` },
+        // The key is not quoted back: no error answer echoes the query (DESIGN 3).
+        { field: 'sort', message: `a sort key is not one of ${allowed.join(', ')}` },
       ]);
     }
     if (seen.has(key))

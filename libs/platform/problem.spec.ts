@@ -33,6 +33,21 @@ describe('renderError', () => {
     expect(renderError(tooLarge)).toMatchObject({ status: 413, contentType: 'application/problem+json' });
   });
 
+  it('shows neither the query of an unknown route nor the URL Fastify could not decode (DESIGN 3)', () => {
+    const detail = (error: unknown) => (JSON.parse(renderError(error).body) as { detail: string }).detail;
+    expect(detail(new NotFoundException('Cannot GET /x?access_token=s3cret'))).toBe('No route for GET /x');
+    expect(detail(new NotFoundException(`Cannot GET /${'x'.repeat(300)}?a=s3cret`))).toBe(
+      'No route for GET on this path',
+    );
+    const badUrl = Object.assign(new Error("'/tags/%ED%A0%80?access_token=s3cret' is not a valid url component"), {
+      statusCode: 400,
+      code: 'FST_ERR_BAD_URL',
+    });
+    expect(detail(badUrl)).toBe('Malformed percent-encoding in the request path');
+    const unknown = Object.assign(new Error('/x?access_token=s3cret'), { statusCode: 400, code: 'FST_ERR_NEW' });
+    expect(detail(unknown)).toBe('Bad Request');
+  });
+
   it('answers the binding rejection as plain text', () => {
     const rendered = renderError(new PlainTextException(403, 'Token sid does not match requested serviceId'));
     expect(rendered).toMatchObject({ status: 403, body: 'Token sid does not match requested serviceId' });

@@ -138,6 +138,30 @@ function isFastifyError(error: unknown): error is FastifyLikeError {
   );
 }
 
+/** Fastify's 4xx errors whose message is fixed text; others (a bad URL) quote the request, so get their own. */
+const FASTIFY_DETAILS: Readonly<Record<string, string>> = {
+  FST_ERR_BAD_URL: 'Malformed percent-encoding in the request path',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'Request body is too large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported Media Type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Request body size did not match Content-Length',
+  FST_ERR_CTP_EMPTY_JSON_BODY: "Body cannot be empty when content-type is set to 'application/json'",
+  FST_ERR_CTP_INVALID_JSON_BODY: "Body is not valid JSON but content-type is set to 'application/json'",
+};
+
+/** Nest's answer for a path without a route, `Cannot GET /path?query`: the method and the path only. */
+const NO_ROUTE = /^Cannot ([A-Z]+) ([^?#]*)/;
+
+/**
+ * DESIGN 3: no error answer echoes the query string or headers. The path of an unknown route is shown when
+ * it is printable ASCII of modest length; anything else (raw bytes, a long path) is left out.
+ */
+function noRouteDetail(message: string): string | undefined {
+  const match = NO_ROUTE.exec(message);
+  if (match === null) return undefined;
+  const [, method = '', path = ''] = match;
+  return /^\/[\x21-\x7e]{0,199}$/.test(path) ? `No route for ${method} ${path}` : `No route for ${method} on this path`;
+}
+
 /** Seconds a client is asked to wait while the database is unreachable (DESIGN 3). */
 export const DATABASE_RETRY_AFTER_SEC = 2;
 
@@ -172,12 +196,13 @@ export function renderError(error: unknown): Rendered {
   }
   if (error instanceof HttpException) {
     const status = error.getStatus();
-    const detail = status >= 500 ? titleFor(status) : error.message;
+    let detail = status >= 500 ? titleFor(status) : error.message;
+    if (status === 404) detail = noRouteDetail(error.message) ?? detail;
     return { status, contentType: PROBLEM_CONTENT_TYPE, body: problemBody(status, detail), headers: {} };
   }
   if (isFastifyError(error) && error.statusCode !== undefined && error.statusCode < 500) {
     const status = error.statusCode;
-    const detail = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'Request body is too large' : (error.message ?? '');
+    const detail = FASTIFY_DETAILS[error.code ?? ''] ?? titleFor(status);
     return { status, contentType: PROBLEM_CONTENT_TYPE, body: problemBody(status, detail), headers: {} };
   }
   return {

@@ -1,6 +1,7 @@
 import { Injectable, type CanActivate, type ExecutionContext, type Type } from '@nestjs/common';
 import { GUARDS_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
+import { getMetadataStorage } from 'class-validator';
 import { badRequest, type FieldError, type ProblemException } from './problem.js';
 import { allowsLineBreaks, hasControlChars } from './validators.js';
 
@@ -10,10 +11,43 @@ import { allowsLineBreaks, hasControlChars } from './validators.js';
  * guards (validation comes after 401 and 403), so no query DTO or path id needs a rule of its own.
  */
 
+/** The `field` of an error about a query parameter whose name an answer does not show (DESIGN 3). */
+export const UNNAMED_PARAMETER = '(query)';
+
+/**
+ * A query parameter's name as an error answer may show it before routing, when the route's own names are
+ * not known: a plain name (letters, digits, `_ . -`, at most 64), never raw, undecodable or odd input.
+ */
+function plainName(name: string): string | undefined {
+  return /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/.test(name) ? name : undefined;
+}
+
+/** The query parameter names a DTO declares (what `forbidNonWhitelisted` accepts): safe to show in errors. */
+export function declaredQueryNames(dto: Type<unknown> | undefined): ReadonlySet<string> {
+  if (dto === undefined) return new Set();
+  return new Set(
+    getMetadataStorage()
+      .getTargetValidationMetadatas(dto, '', true, false)
+      .map((m) => m.propertyName),
+  );
+}
+
+/** Errors about parameters the route does not declare, without their names (DESIGN 3: no query echoed). */
+export function withoutUndeclaredNames(errors: readonly FieldError[], declared: ReadonlySet<string>): FieldError[] {
+  const shown: FieldError[] = [];
+  let unknown = false;
+  for (const error of errors) {
+    if (declared.has(error.field.split('.')[0] ?? '')) shown.push(error);
+    else unknown = true;
+  }
+  if (unknown) shown.push({ field: UNNAMED_PARAMETER, message: 'a query parameter this route does not take was sent' });
+  return shown;
+}
+
 /**
  * 400 when the query string holds a `%` not followed by two hex digits or bytes that are not UTF-8
  * (truncated or overlong sequences), as Fastify answers for the path; Fastify's query parser would
- * otherwise decode them loosely. The parameter is named when it can be.
+ * otherwise decode them loosely. The parameter is named when its name is plain; its value never is.
  */
 export function malformedQuery(url: string): ProblemException | undefined {
   const start = url.indexOf('?');
@@ -24,15 +58,22 @@ export function malformedQuery(url: string): ProblemException | undefined {
     decodeURIComponent(query);
     return undefined;
   } catch {
-    const errors: FieldError[] = [];
+    const errors = new Map<string, FieldError>();
     for (const pair of query.split('&')) {
       const [rawName = '', rawValue = ''] = pair.split(/=(.*)/s);
-      const name = decodeLoosely(rawName);
-      if (!decodes(rawName))
-        errors.push({ field: name, message: 'the parameter name is not valid percent-encoded UTF-8' });
-      else if (!decodes(rawValue)) errors.push({ field: name, message: `${name} is not valid percent-encoded UTF-8` });
+      if (!decodes(rawName)) {
+        const error = { field: UNNAMED_PARAMETER, message: 'a parameter name is not valid percent-encoded UTF-8' };
+        errors.set(error.message, error);
+      } else if (!decodes(rawValue)) {
+        const name = plainName(decodeURIComponent(rawName.replaceAll('+', ' ')));
+        const error =
+          name === undefined
+            ? { field: UNNAMED_PARAMETER, message: 'a parameter value is not valid percent-encoded UTF-8' }
+            : { field: name, message: `${name} is not valid percent-encoded UTF-8` };
+        errors.set(error.message, error);
+      }
     }
-    return badRequest('Malformed percent-encoding in the query string', errors);
+    return badRequest('Malformed percent-encoding in the query string', [...errors.values()]);
   }
 }
 
@@ -45,26 +86,32 @@ function decodes(text: string): boolean {
   }
 }
 
-/** A name for an error message: the valid escapes decoded, the rest kept as sent. */
-function decodeLoosely(text: string): string {
-  return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => (decodes(run) ? decodeURIComponent(run) : run)).slice(0, 100);
-}
-
-/** Field errors for control characters in a request's query and path parameters (DESIGN 3). */
-export function controlCharErrors(query: unknown, params: unknown, dto?: Type<unknown>): FieldError[] {
+/**
+ * Field errors for control characters in a request's query and path parameters (DESIGN 3). A query
+ * parameter is named only when the route declares it (`declared`): no answer echoes the query.
+ */
+export function controlCharErrors(
+  query: unknown,
+  params: unknown,
+  dto?: Type<unknown>,
+  declared: ReadonlySet<string> = declaredQueryNames(dto),
+): FieldError[] {
   const errors: FieldError[] = [];
   if (typeof query === 'object' && query !== null) {
+    let unnamed = false;
     for (const [name, value] of Object.entries(query)) {
       const values: unknown[] = Array.isArray(value) ? value : [value];
       if (hasControlChars(name)) {
-        errors.push({ field: name, message: 'a parameter name must not contain control characters' });
+        unnamed = true;
         continue;
       }
       // Names, ids and keywords refuse tab and line breaks too, inside the value: surrounding whitespace is
       // trimmed where it is compared (the binding rule, DESIGN 6.2), as body names are. Free text keeps them.
       const text = allowsLineBreaks(dto, name);
       const refused = (item: string): boolean => hasControlChars(item, true) || (!text && hasControlChars(item.trim()));
-      if (values.some((item) => typeof item === 'string' && refused(item))) {
+      if (!values.some((item) => typeof item === 'string' && refused(item))) continue;
+      if (!declared.has(name)) unnamed = true;
+      else {
         errors.push({
           field: name,
           message: text
@@ -72,6 +119,9 @@ export function controlCharErrors(query: unknown, params: unknown, dto?: Type<un
             : `${name} must not contain control characters`,
         });
       }
+    }
+    if (unnamed) {
+      errors.push({ field: UNNAMED_PARAMETER, message: 'a query parameter must not contain control characters' });
     }
   }
   if (typeof params === 'object' && params !== null) {
@@ -90,16 +140,25 @@ interface RouteArgument {
   readonly data?: unknown;
 }
 
-/** The class of the handler's whole-query parameter (`@Query() query: SomeQuery`), if it has one. */
-function queryDtoOf(controller: Type<unknown>, handler: string): Type<unknown> | undefined {
+/** What a handler reads of the query: its whole-query DTO (`@Query() q: SomeQuery`) and the names it declares. */
+interface QueryShape {
+  readonly dto: Type<unknown> | undefined;
+  readonly declared: ReadonlySet<string>;
+}
+
+function queryShapeOf(controller: Type<unknown>, handler: string): QueryShape {
   const args = Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handler) as
     Record<string, RouteArgument> | undefined;
   const types = Reflect.getMetadata('design:paramtypes', controller.prototype as object, handler) as
     (Type<unknown> | undefined)[] | undefined;
+  let dto: Type<unknown> | undefined;
+  const single: string[] = [];
   for (const [key, arg] of Object.entries(args ?? {})) {
-    if (key.split(':')[0] === String(RouteParamtypes.QUERY) && arg.data === undefined) return types?.[arg.index];
+    if (key.split(':')[0] !== String(RouteParamtypes.QUERY)) continue;
+    if (arg.data === undefined) dto = types?.[arg.index];
+    else if (typeof arg.data === 'string') single.push(arg.data);
   }
-  return undefined;
+  return { dto, declared: new Set([...declaredQueryNames(dto), ...single]) };
 }
 
 interface RequestParts {
@@ -107,19 +166,19 @@ interface RequestParts {
   readonly params?: unknown;
 }
 
-/** Handler -> its query DTO (or undefined), looked up once per route. */
-const DTOS = new WeakMap<object, Type<unknown> | undefined>();
+/** Handler -> what it reads of the query, looked up once per route. */
+const SHAPES = new WeakMap<object, QueryShape>();
 
 /** 400 naming every query or path parameter of the request that holds control characters (DESIGN 3). */
 function refuseControlChars(context: ExecutionContext): void {
   const request = context.switchToHttp().getRequest<RequestParts>();
   const handler = context.getHandler();
-  let dto = DTOS.get(handler);
-  if (dto === undefined && !DTOS.has(handler)) {
-    dto = queryDtoOf(context.getClass(), handler.name);
-    DTOS.set(handler, dto);
+  let shape = SHAPES.get(handler);
+  if (shape === undefined) {
+    shape = queryShapeOf(context.getClass(), handler.name);
+    SHAPES.set(handler, shape);
   }
-  const errors = controlCharErrors(request.query, request.params, dto);
+  const errors = controlCharErrors(request.query, request.params, shape.dto, shape.declared);
   if (errors.length > 0) throw badRequest(errors.map((error) => error.message).join('; '), errors);
 }
 

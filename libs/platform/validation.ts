@@ -1,7 +1,8 @@
 import { ValidationPipe, type ArgumentMetadata, type Type, type ValidationError } from '@nestjs/common';
 import { plainToInstance, Transform } from 'class-transformer';
 import { registerDecorator } from 'class-validator';
-import { badRequest, type FieldError } from './problem.js';
+import { badRequest, ProblemException, type FieldError } from './problem.js';
+import { declaredQueryNames, withoutUndeclaredNames } from './request-input.js';
 
 /**
  * Every failing field of a class-validator result, nested paths joined with dots. A missing required field
@@ -46,7 +47,12 @@ class EdgeValidationPipe extends ValidationPipe {
         ? plainToInstance(dto, value, this.transformOptions)
         : Object.assign(new (dto as new () => object)(), fields);
     }
-    const result: unknown = await super.transform(value, metadata);
+    let result: unknown;
+    try {
+      result = await super.transform(value, metadata);
+    } catch (error) {
+      throw dto === undefined ? error : withoutUnknownParameters(error, dto);
+    }
     // Remembered only when validation left the query as it came (no key stripped on the way).
     if (dto !== undefined && key !== undefined && queryKey(value) === key) {
       const remembered = known ?? new Map<string, Scalars | undefined>();
@@ -56,6 +62,13 @@ class EdgeValidationPipe extends ValidationPipe {
     }
     return result;
   }
+}
+
+/** A refused query without the names of parameters the DTO does not declare (DESIGN 3: no query echoed). */
+function withoutUnknownParameters(error: unknown, dto: Type<unknown>): unknown {
+  if (!(error instanceof ProblemException) || error.extras.errors === undefined) return error;
+  const errors = withoutUndeclaredNames(error.extras.errors, declaredQueryNames(dto));
+  return badRequest(errors.map((e) => e.message).join('; '), errors);
 }
 
 type Scalars = Readonly<Record<string, string | number | boolean | null | undefined>>;

@@ -163,11 +163,12 @@ function probes(route: GetRoute): Probe[] {
       });
     }
   }
-  // A parameter no route declares is refused too: any query parameter (DESIGN 3).
+  // A parameter no route declares is refused too: any query parameter (DESIGN 3), without its name, as no
+  // error answer echoes the query.
   result.push({
     name: `${route.path} an undeclared parameter`,
     url: fill(route.path) + query('extra', '%1B%5B31m'),
-    field: 'extra',
+    field: '(query)',
     char: '\u001b',
     refused: true,
     binding: false,
