@@ -57,6 +57,8 @@ export interface Registration {
 export class PushRuntime {
   readonly arrivals: { readonly at: number; readonly frame: RpcResponse }[] = [];
   private recording = false;
+  /** Runtimes started by this test file so far. */
+  private static started = 0;
 
   private constructor(readonly client: RpcClient) {
     client.socket.on('message', (data: RawData) => {
@@ -78,9 +80,12 @@ export class PushRuntime {
       token: await token({ sub: 'rt', sid, host, ...(env === undefined ? {} : { env }) }),
     });
     const runtime = new PushRuntime(client);
+    // An address of its own: the same identity from two runtimes would move to the later one (DESIGN 8).
+    const address = `10.9.${Math.floor(PushRuntime.started / 250)}.${(PushRuntime.started % 250) + 1}`;
+    PushRuntime.started += 1;
     let port = 1;
     for (const registration of registrations) {
-      instanceIdOf(await client.call('service/register', { ...registration, address: '10.9.0.1', port: port++ }));
+      instanceIdOf(await client.call('service/register', { ...registration, address, port: port++ }));
     }
     runtime.recording = true;
     return runtime;

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } f
 import { ConfigLayerRepository, ControlSession, type LayerAddress } from '#database';
 import { SETTINGS, type Settings } from '#platform';
 import { ChangeNotifier } from './change-notifier.js';
-import { Connections, type ConfigBinding } from './connection.js';
+import { Connections } from './connection.js';
 
 /** The channel the api notifies in the transaction that changes a layer (DESIGN 14). */
 export const CONFIG_CHANNEL = 'bindery_config';
@@ -59,19 +59,6 @@ export function parseConfigChange(payload: string): Change | undefined {
     return undefined;
   }
   return { layer: { host: raw.host, serviceId, productId, productVersion, envTag }, version };
-}
-
-/**
- * Whether `layer` feeds the merged config of a registration (DESIGN 7 and 14): its service's layers or its
- * product's, for all environments or for its own. A registration without envTag reads only all-env layers.
- */
-export function feeds(layer: LayerAddress, binding: ConfigBinding): boolean {
-  const owner =
-    (layer.serviceId !== null && layer.serviceId === binding.serviceId) ||
-    (layer.productId !== null &&
-      layer.productId === binding.productId &&
-      layer.productVersion === binding.productVersion);
-  return owner && (layer.envTag === null || layer.envTag === binding.envTag);
 }
 
 /**
@@ -148,19 +135,12 @@ export class ConfigPush implements OnModuleInit, OnModuleDestroy {
     this.pending.set(key, { change, timer });
   }
 
-  /** One frame to each open socket one of whose registrations the layer feeds. */
+  /** One frame to each open socket that holds a registration the layer feeds, found through the index. */
   private deliver({ layer, version }: Change): void {
     let sockets = 0;
-    for (const [client, connection] of this.connections) {
-      if (connection.closed) continue;
-      let binding: ConfigBinding | undefined;
-      for (const candidate of connection.bindings.values()) {
-        if (feeds(layer, candidate)) {
-          binding = candidate;
-          break;
-        }
-      }
-      if (binding === undefined) continue;
+    for (const [connection, binding] of this.connections.pushTargets.targets(layer)) {
+      const client = this.connections.socketOf(connection);
+      if (client === undefined || connection.closed) continue;
       const params: ConfigChangedParams = { serviceId: binding.serviceId, envTag: binding.envTag, layer, version };
       if (this.notifier.send(client, 'config/changed', params)) sockets += 1;
     }

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { WebSocket } from 'ws';
 import type { Principal } from '#token-binding';
 import { JSONRPC_ERRORS, JsonRpcError } from '../jsonrpc/jsonrpc.js';
+import { PushTargets, type ConfigBinding } from './push-targets.js';
 
 /** The log context of every line about registry sockets, whichever collaborator writes it. */
 export const REGISTRY_LOG_CONTEXT = 'RegistryGateway';
@@ -13,14 +14,6 @@ export interface VerifiedToken {
   readonly principal: Principal;
 }
 
-/** What a registration says about the config it reads: the layers that feed it (DESIGN 14 push). */
-export interface ConfigBinding {
-  readonly serviceId: string;
-  readonly envTag: string | null;
-  readonly productId: string | null;
-  readonly productVersion: string | null;
-}
-
 /**
  * What the controller knows about one WebSocket: the token it may act with, the instances it
  * registered (its close disconnects them; only it may deregister them) and its liveness.
@@ -28,9 +21,8 @@ export interface ConfigBinding {
 export class RegistryConnection {
   /** Stored with each instance it registers, so a stale socket's close never touches a newer registration. */
   readonly id = randomUUID();
+  /** The registrations it holds; one moved to another socket is no longer here (`Connections.hold`). */
   readonly instances = new Set<string>();
-  /** Each registration's config binding, by instance id: `config/changed` goes to sockets one of them matches. */
-  readonly bindings = new Map<string, ConfigBinding>();
   /** Its `discovery/subscribe` subscriptions; they end with the socket. */
   readonly subscriptions = new Set<string>();
   /** Answered the last ping (or sent anything) since the previous liveness tick. */
@@ -91,6 +83,9 @@ export class Connections extends Map<WebSocket, RegistryConnection> {
   stopping = false;
   /** Open sockets without a verified token yet: they have their own, smaller cap (WS_MAX_UNAUTHENTICATED). */
   private waiting = 0;
+  /** Each held registration by the layers that feed it: where `config/changed` goes (DESIGN 14). */
+  readonly pushTargets = new PushTargets<RegistryConnection>();
+  private readonly sockets = new Map<RegistryConnection, WebSocket>();
 
   get unauthenticated(): number {
     return this.waiting;
@@ -98,6 +93,7 @@ export class Connections extends Map<WebSocket, RegistryConnection> {
 
   open(client: WebSocket, connection: RegistryConnection): void {
     this.set(client, connection);
+    this.sockets.set(connection, client);
     if (!connection.authenticated) this.waiting += 1;
   }
 
@@ -106,10 +102,36 @@ export class Connections extends Map<WebSocket, RegistryConnection> {
     const connection = this.get(client);
     if (connection === undefined) return undefined;
     this.delete(client);
+    this.sockets.delete(connection);
     connection.closed = true;
     clearTimeout(connection.expiryTimer);
     if (!connection.authenticated) this.waiting -= 1;
+    for (const id of connection.instances) this.pushTargets.release(connection, id);
     return connection;
+  }
+
+  /** The open socket of `connection`, undefined once it closed. */
+  socketOf(connection: RegistryConnection): WebSocket | undefined {
+    return this.sockets.get(connection);
+  }
+
+  /**
+   * `connection` registered `id` (DESIGN 8 Ownership): the registration belongs to it alone from now on, so
+   * a socket that held it before neither gets its `config/changed` nor counts, touches or deregisters it.
+   */
+  hold(connection: RegistryConnection, id: string, binding: ConfigBinding): void {
+    const before = this.pushTargets.ownerOf(id);
+    if (before !== undefined && before !== connection) before.instances.delete(id);
+    connection.instances.add(id);
+    // Closed while the registration was written: its close already ran, so nothing may be left indexed.
+    if (connection.closed) this.pushTargets.release(before ?? connection, id);
+    else this.pushTargets.hold(connection, id, binding);
+  }
+
+  /** `connection` deregistered `id`: it no longer holds it. */
+  release(connection: RegistryConnection, id: string): void {
+    connection.instances.delete(id);
+    this.pushTargets.release(connection, id);
   }
 
   /** A registration succeeded with `params.jwt`: the socket counts as authenticated from now on. */

@@ -1,9 +1,9 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { isDatabaseUnavailable, RuntimeInstanceRepository } from '#database';
 import { hasControlChars, newId, SETTINGS, type Settings } from '#platform';
 import { registeredEnv, type Principal } from '#token-binding';
 import { listInstances, toNodeView, type InstancePage, type ListInstancesQuery } from '#registry';
-import type { RegistryConnection } from './connection.js';
+import { Connections, type RegistryConnection } from './connection.js';
 import type { LookupParams } from './dto/lookup.params.js';
 import { MAX_ENV_TAG, type RegisterParams } from './dto/register.params.js';
 import { LeaseService } from './lease.service.js';
@@ -32,6 +32,8 @@ export class RegistryService {
     private readonly instances: RuntimeInstanceRepository,
     private readonly lease: LeaseService,
     @Inject(SETTINGS) private readonly settings: Settings,
+    // Tests that drive the service alone get a registry of sockets of their own.
+    @Optional() private readonly connections: Connections = new Connections(),
   ) {}
 
   /** This controller process; rows it holds carry it. */
@@ -72,8 +74,7 @@ export class RegistryService {
       controllerId: this.controllerId,
       connectionId: connection.id,
     });
-    connection.instances.add(runtimeInstanceId);
-    connection.bindings.set(runtimeInstanceId, {
+    this.connections.hold(connection, runtimeInstanceId, {
       serviceId: params.serviceId,
       envTag,
       productId: params.productId ?? null,
@@ -98,8 +99,7 @@ export class RegistryService {
   async deregister(connection: RegistryConnection, runtimeInstanceId: string): Promise<DeregisterResult> {
     if (!connection.instances.has(runtimeInstanceId)) throw forbidden(NOT_OWNER_MESSAGE);
     const held = await this.instances.deregister(runtimeInstanceId, connection.id);
-    connection.instances.delete(runtimeInstanceId);
-    connection.bindings.delete(runtimeInstanceId);
+    this.connections.release(connection, runtimeInstanceId);
     // Another connection re-registered it meanwhile: it is theirs now.
     if (!held) throw forbidden(NOT_OWNER_MESSAGE);
     this.logger.log({ runtimeInstanceId, connectionId: connection.id }, 'instance deregistered');
