@@ -147,7 +147,7 @@ describeInBrowser('the operator console in headless Chromium', () => {
     await page.getByRole('heading', { name: 'Tags', level: 1 }).waitFor();
     expect(await stored()).toBe(reader);
     expect(await views()).toEqual(['Tags', 'Events']);
-    expect(await who()).toMatch(/^r-h-reader @ h-reader /);
+    expect(await who()).toMatch(/^r-h-reader, acting for host h-reader /);
 
     // A link carrying the token already in use asks nothing.
     await page.goto(`${api.url}/console#token=${reader}`);
@@ -486,6 +486,93 @@ describeInBrowser('the operator console in headless Chromium', () => {
     await expectAccessible(page);
     await page.close();
   });
+
+  it('offers a capability-scoped token only what its capabilities allow, and names the host it acts for', async () => {
+    const host = unique('hc');
+    const mark = unique('cap');
+    for (const [tagName, hostId] of [
+      [`${mark}-global`, null],
+      [`${mark}-own`, host],
+    ] as const) {
+      const created = await call(api, 'POST', '/tags', { token: operator, body: { tagName, hostId } });
+      expect(created.statusCode).toBe(201);
+    }
+    const views = (page: Page) => page.getByRole('navigation', { name: 'Views' }).getByRole('link').allTextContents();
+    const find = async (page: Page): Promise<void> => {
+      await page.getByLabel('Search name or description').fill(mark);
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.getByRole('row', { name: new RegExp(`${mark}-global`) }).waitFor();
+      await page.getByRole('row', { name: new RegExp(`${mark}-own`) }).waitFor();
+    };
+
+    // A read-only dashboard of one host (tags:read): Tags and Events, no write action, no Config or Instances.
+    const dashboard = await signedIn('Tags', await token({ sub: 'dashboard', scope: 'tags:read', host }));
+    const dashboardErrors = pageErrors(dashboard);
+    expect(await views(dashboard)).toEqual(['Tags', 'Events']);
+    expect(await dashboard.locator('#who span').textContent()).toBe(`dashboard, acting for host ${host} (tags:read)`);
+    await find(dashboard);
+    expect(await dashboard.getByRole('button', { name: 'New tag' }).count()).toBe(0);
+    expect(await dashboard.getByRole('button', { name: /^(Edit|Delete) / }).count()).toBe(0);
+    expect(await dashboard.getByRole('button', { name: `Entities of ${mark}-own` }).count()).toBe(1);
+    await expectAccessible(dashboard);
+    await dashboard.goto(`${api.url}/console#/config`);
+    await dashboard.getByRole('heading', { name: 'Tags', level: 1 }).waitFor();
+    expect(dashboardErrors).toEqual([]);
+    await dashboard.close();
+
+    // A CI job writing one host's tags (tags:write): edits that host's tags, not global ones; a new tag is its host's.
+    const ci = await signedIn('Tags', await token({ sub: 'ci-job', scope: 'tags:write', host }));
+    const ciErrors = pageErrors(ci);
+    expect(await views(ci)).toEqual(['Tags', 'Events']);
+    await find(ci);
+    expect(await ci.getByRole('button', { name: `Edit ${mark}-own` }).count()).toBe(1);
+    expect(await ci.getByRole('button', { name: `Delete ${mark}-own` }).count()).toBe(1);
+    expect(await ci.getByRole('button', { name: `Edit ${mark}-global` }).count()).toBe(0);
+    expect(await ci.getByRole('button', { name: `Delete ${mark}-global` }).count()).toBe(0);
+    await ci.getByRole('button', { name: 'New tag' }).click();
+    const hostField = ci.getByLabel('Host', { exact: true });
+    expect(await hostField.inputValue()).toBe(host);
+    expect(await hostField.isDisabled()).toBe(true);
+    await ci.getByLabel('Name', { exact: true }).fill(`${mark}-ci`);
+    await ci.getByRole('button', { name: 'Save' }).click();
+    await ci.getByRole('row', { name: new RegExp(`${mark}-ci`) }).waitFor();
+    const made = await call(api, 'GET', `/tags?tagName=${mark}-ci`, { token: operator });
+    expect(made.json<{ tags: unknown[] }>().tags).toEqual([
+      expect.objectContaining({ tagName: `${mark}-ci`, hostId: host, updateUser: 'ci-job' }),
+    ]);
+    expect(ciErrors).toEqual([]);
+    await ci.close();
+
+    // A host-bound config and registry operator without tags:read: Config (its host only) and Instances.
+    const ops = await browser.newPage();
+    ops.setDefaultTimeout(PAGE_TIMEOUT_MS);
+    const opsErrors = pageErrors(ops);
+    await ops.goto(
+      `${api.url}/console#token=${await token({ sub: 'cfg-ops', scope: 'config:admin registry:read', host })}`,
+    );
+    await ops.getByRole('heading', { name: 'Config', level: 1 }).waitFor();
+    expect(await views(ops)).toEqual(['Config', 'Instances']);
+    const layerHost = ops.getByLabel('Host', { exact: true });
+    expect(await layerHost.inputValue()).toBe(host);
+    expect(await layerHost.getAttribute('readonly')).not.toBeNull();
+    await ops.getByText('No config layers.').waitFor();
+    expect(opsErrors).toEqual([]);
+    await ops.close();
+
+    // A runtime's token (config:read) allows no view: said in words.
+    const runtime = await browser.newPage();
+    runtime.setDefaultTimeout(PAGE_TIMEOUT_MS);
+    await runtime.goto(
+      `${api.url}/console#token=${await token({ sub: 'rt', scope: 'config:read', host, sid: 'svc' })}`,
+    );
+    await runtime.getByRole('heading', { name: 'Nothing to show', level: 1 }).waitFor();
+    expect(await views(runtime)).toEqual([]);
+    expect(await runtime.getByRole('alert').textContent()).toBe(
+      "This token's scopes (config:read) allow no console view (the views need tags:read, config:admin or registry:read).",
+    );
+    await expectAccessible(runtime);
+    await runtime.close();
+  }, 60_000);
 
   it('works at a phone’s width: no sideways scrolling of the page', async () => {
     const page = await signedIn('Tags', operator, { width: 390, height: 844 });

@@ -60,6 +60,8 @@ function stackOf(address: Address, product: Address | undefined): Address[] {
 export function configView(root: HTMLElement, context: ViewContext): void {
   const { identity } = context;
   const host = h('input', { name: 'host', autocomplete: 'off', value: identity.host ?? '' });
+  // A host-bound config admin manages only its own host's layers (DESIGN 16): the host is not a choice.
+  host.readOnly = identity.host !== null;
   const errors = h('div', { class: 'errors' });
   const list = h('div', { class: 'list' });
   const detail = h('div', { class: 'detail' });

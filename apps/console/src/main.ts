@@ -2,7 +2,8 @@ import { append, errorBox, field, h, replace } from './dom.js';
 import { configView } from './config-view.js';
 import { eventsView } from './events-view.js';
 import { instancesView } from './instances-view.js';
-import { canRead, forgetToken, identityOf, isAdmin, storedToken, storeToken, type Identity } from './session.js';
+import type { Capability } from './capabilities.js';
+import { forgetToken, identityOf, may, storedToken, storeToken, type Identity } from './session.js';
 import { tagsView } from './tags-view.js';
 import type { ConnectionState, View } from './view.js';
 
@@ -10,14 +11,15 @@ interface Route {
   readonly path: string;
   readonly title: string;
   readonly view: View;
-  readonly allowed: (identity: Identity) => boolean;
+  /** The capability the view's routes need (DESIGN 16); a token without it is not offered the view. */
+  readonly needs: Capability;
 }
 
 const ROUTES: readonly Route[] = [
-  { path: '/tags', title: 'Tags', view: tagsView, allowed: canRead },
-  { path: '/config', title: 'Config', view: configView, allowed: isAdmin },
-  { path: '/instances', title: 'Instances', view: instancesView, allowed: isAdmin },
-  { path: '/events', title: 'Events', view: eventsView, allowed: canRead },
+  { path: '/tags', title: 'Tags', view: tagsView, needs: 'tags:read' },
+  { path: '/config', title: 'Config', view: configView, needs: 'config:admin' },
+  { path: '/instances', title: 'Instances', view: instancesView, needs: 'registry:read' },
+  { path: '/events', title: 'Events', view: eventsView, needs: 'tags:read' },
 ];
 
 const CONNECTION_TEXT: Readonly<Record<ConnectionState, string>> = {
@@ -48,10 +50,10 @@ function takeTokenFromFragment(): void {
   }
 }
 
-/** The label an operator recognises an identity by: its subject, host and scopes. */
+/** The label an operator recognises an identity by: its subject, the host it acts for, and its scopes. */
 function describe(identity: Identity): string {
   const scopes = [...identity.scopes].join(' ') || 'no scopes';
-  return `${identity.subject}${identity.host === null ? '' : ` @ ${identity.host}`} (${scopes})`;
+  return `${identity.subject}${identity.host === null ? '' : `, acting for host ${identity.host}`} (${scopes})`;
 }
 
 /** Asks before a link's token replaces the active session, naming both subjects; keeping is the default. */
@@ -104,7 +106,7 @@ function render(notice?: string): void {
     signIn(main, notice ?? (token === null ? undefined : 'That is not a token (three dot-separated parts).'));
     return;
   }
-  const routes = ROUTES.filter((route) => route.allowed(identity));
+  const routes = ROUTES.filter((route) => may(identity, route.needs));
   const current = routes.find((route) => location.hash === `#${route.path}`) ?? routes[0];
   replace(
     nav,
@@ -131,7 +133,13 @@ function render(notice?: string): void {
     return;
   }
   if (current === undefined) {
-    replace(main, h('h1', {}, 'Nothing to show'), errorBox(`This token's scopes (${scopes}) allow no console view.`));
+    const needed = [...new Set(ROUTES.map((route) => route.needs))];
+    const list = `${needed.slice(0, -1).join(', ')} or ${needed.at(-1) ?? ''}`;
+    replace(
+      main,
+      h('h1', {}, 'Nothing to show'),
+      errorBox(`This token's scopes (${scopes}) allow no console view (the views need ${list}).`),
+    );
     return;
   }
   document.title = `${current.title} · Bindery console`;

@@ -1,11 +1,13 @@
+import { claimsOf, type Capability, type TokenClaims } from './capabilities.js';
+
 /** The operator's token: kept in sessionStorage (this tab only), sent only as the Authorization header. */
 const KEY = 'bindery.token';
 
-export interface Identity {
+/** The signed-in token and what it allows, as the api reads it (capabilities.ts). */
+export interface Identity extends TokenClaims {
   readonly token: string;
+  /** The claims' subject, else `unknown`. */
   readonly subject: string;
-  readonly host: string | null;
-  readonly scopes: ReadonlySet<string>;
 }
 
 export function storedToken(): string | null {
@@ -28,25 +30,16 @@ export function identityOf(token: string): Identity | null {
   const payload = token.split('.')[1];
   if (payload === undefined) return null;
   try {
-    const json = atob(payload.replace(/-/g, '+').replace(/_/g, '/'));
-    const claims = JSON.parse(json) as Record<string, unknown>;
-    const scopes = new Set<string>();
-    if (Array.isArray(claims.scp)) for (const scope of claims.scp) if (typeof scope === 'string') scopes.add(scope);
-    if (typeof claims.scope === 'string') for (const scope of claims.scope.split(' ')) if (scope) scopes.add(scope);
-    const subject = [claims.sub, claims.client_id, claims.cid].find((value) => typeof value === 'string');
-    return {
-      token,
-      subject: typeof subject === 'string' ? subject : 'unknown',
-      host: typeof claims.host === 'string' ? claims.host : null,
-      scopes,
-    };
+    const binary = atob(payload.replace(/-/g, '+').replace(/_/g, '/'));
+    const json = new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+    const claims: unknown = JSON.parse(json);
+    if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) return null;
+    const read = claimsOf(claims as Record<string, unknown>);
+    return { ...read, token, subject: read.subject ?? 'unknown' };
   } catch {
     return null;
   }
 }
 
-export const canRead = (identity: Identity): boolean =>
-  ['portal.r', 'portal.w', 'portal.admin'].some((scope) => identity.scopes.has(scope));
-export const canWrite = (identity: Identity): boolean =>
-  identity.scopes.has('portal.w') || identity.scopes.has('portal.admin');
-export const isAdmin = (identity: Identity): boolean => identity.scopes.has('portal.admin');
+/** Whether the token's scopes allow `capability` (DESIGN 16), as the api decides it. */
+export const may = (identity: Identity, capability: Capability): boolean => identity.capabilities.has(capability);

@@ -1,6 +1,6 @@
 import { query, request, versionTag } from './api.js';
 import { field, h, replace, table, time, type Child } from './dom.js';
-import { canWrite } from './session.js';
+import { mayCreateTags, mayWriteTag } from './capabilities.js';
 import { loadWithRetry, showFailure, type ViewContext } from './view.js';
 
 interface Tag {
@@ -40,7 +40,8 @@ function usageText(usage: Readonly<Record<string, number>> | undefined): string 
 /** Tags: search, sort, page, create, edit with If-Match, delete with a confirmation, usage, entities (DESIGN 13). */
 export function tagsView(root: HTMLElement, context: ViewContext): void {
   const { identity } = context;
-  const writable = canWrite(identity);
+  // Offered as the api allows them (DESIGN 16): tags:write for the token's own host, tags:admin for global tags.
+  const writable = (tag: Tag): boolean => mayWriteTag(identity, tag.hostId);
   let offset = 0;
   const search = h('input', { type: 'search', name: 'q', autocomplete: 'off' });
   const sort = h('select', { name: 'sort' }, ...SORTS.map(([value, label]) => h('option', { value }, label)));
@@ -75,9 +76,9 @@ export function tagsView(root: HTMLElement, context: ViewContext): void {
           { type: 'button', onclick: () => void entities(tag), 'aria-label': `Entities of ${tag.tagName}` },
           'Entities',
         ),
-        writable &&
+        writable(tag) &&
           h('button', { type: 'button', onclick: () => edit(tag), 'aria-label': `Edit ${tag.tagName}` }, 'Edit'),
-        writable &&
+        writable(tag) &&
           h(
             'button',
             {
@@ -133,7 +134,8 @@ export function tagsView(root: HTMLElement, context: ViewContext): void {
       maxlength: 22,
       value: tag === undefined ? (identity.host ?? '') : (tag.hostId ?? ''),
     });
-    host.disabled = tag !== undefined;
+    // An edit keeps the tag's host; a new tag is global only for tags:admin, else the token's own host.
+    host.disabled = tag !== undefined || !mayWriteTag(identity, null);
     const formErrors = h('div', { class: 'errors' });
     const form = h(
       'form',
@@ -165,7 +167,7 @@ export function tagsView(root: HTMLElement, context: ViewContext): void {
       h('h2', {}, tag === undefined ? 'New tag' : `Edit “${tag.tagName}” (version ${tag.aggregateVersion})`),
       field('Name', name),
       field('Description', desc),
-      field('Host (empty: global)', host),
+      field(mayWriteTag(identity, null) ? 'Host (empty: global)' : 'Host', host),
       formErrors,
       h(
         'div',
@@ -239,7 +241,7 @@ export function tagsView(root: HTMLElement, context: ViewContext): void {
     field('Search name or description', search),
     field('Sort', sort),
     h('button', { type: 'submit' }, 'Search'),
-    writable && h('button', { type: 'button', onclick: () => edit() }, 'New tag'),
+    mayCreateTags(identity) && h('button', { type: 'button', onclick: () => edit() }, 'New tag'),
   );
   sort.addEventListener('change', () => {
     offset = 0;
