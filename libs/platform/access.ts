@@ -69,7 +69,11 @@ export interface DeclaredHandler {
 }
 
 /** Every HTTP route and JSON-RPC method handler of the app, with its declaration (or none). */
-export function handlersOf(discovery: DiscoveryService, scanner: MetadataScanner, reflector: Reflector): DeclaredHandler[] {
+export function handlersOf(
+  discovery: DiscoveryService,
+  scanner: MetadataScanner,
+  reflector: Reflector,
+): DeclaredHandler[] {
   const found: DeclaredHandler[] = [];
   const seen = new Set<object>();
   const scan = (instance: unknown, isHandler: (handler: object) => boolean): void => {
@@ -79,11 +83,17 @@ export function handlersOf(discovery: DiscoveryService, scanner: MetadataScanner
     for (const name of scanner.getAllMethodNames(prototype)) {
       const handler = prototype[name];
       if (typeof handler !== 'function' || !isHandler(handler)) continue;
-      found.push({ owner: instance.constructor.name, method: name, access: accessOf(reflector, handler, instance.constructor) });
+      found.push({
+        owner: instance.constructor.name,
+        method: name,
+        access: accessOf(reflector, handler, instance.constructor),
+      });
     }
   };
-  for (const wrapper of discovery.getControllers()) scan(wrapper.instance, (h) => Reflect.hasMetadata(PATH_METADATA, h));
-  for (const wrapper of discovery.getProviders()) scan(wrapper.instance, (h) => Reflect.hasMetadata(MESSAGE_METADATA, h));
+  for (const wrapper of discovery.getControllers())
+    scan(wrapper.instance, (h) => Reflect.hasMetadata(PATH_METADATA, h));
+  for (const wrapper of discovery.getProviders())
+    scan(wrapper.instance, (h) => Reflect.hasMetadata(MESSAGE_METADATA, h));
   return found;
 }
 

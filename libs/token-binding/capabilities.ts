@@ -12,11 +12,12 @@ export const KNOWN_SCOPES: ReadonlySet<string> = new Set([SCOPE_READ, SCOPE_WRIT
 const ANY_TOKEN: readonly Capability[] = ['registry:register', 'registry:discover'];
 
 /** What each broad scope grants; they form a ladder (admin implies write implies read), as before. */
-const BROAD: Readonly<Record<string, readonly Capability[]>> = {
-  [SCOPE_READ]: ['tags:read', 'config:read'],
-  [SCOPE_WRITE]: ['tags:read', 'tags:write', 'config:read'],
-  [SCOPE_ADMIN]: CAPABILITIES,
-};
+// A Map, not an object: a scope named `constructor` or `__proto__` must find nothing.
+const BROAD: ReadonlyMap<string, readonly Capability[]> = new Map<string, readonly Capability[]>([
+  [SCOPE_READ, ['tags:read', 'config:read']],
+  [SCOPE_WRITE, ['tags:read', 'tags:write', 'config:read']],
+  [SCOPE_ADMIN, CAPABILITIES],
+]);
 
 /** Within a family an admin form implies the lesser ones (a tag admin writes and reads tags). */
 const IMPLIED: Readonly<Partial<Record<Capability, readonly Capability[]>>> = {
@@ -36,7 +37,7 @@ export function capabilitiesOf(scopes: ReadonlySet<string>): ReadonlySet<Capabil
     return granted;
   }
   for (const c of ANY_TOKEN) granted.add(c);
-  for (const scope of scopes) for (const c of BROAD[scope] ?? []) granted.add(c);
+  for (const scope of scopes) for (const c of BROAD.get(scope) ?? []) granted.add(c);
   return granted;
 }
 

@@ -1,5 +1,14 @@
 /** What the apps, scripts and tests use of the token-binding lib; everything else stays inside it. */
-export { can, isGlobalAdmin, operatorPrincipal, principalOf, SCOPE_ADMIN, SCOPE_READ, SCOPE_WRITE, type Principal } from './claims.js';
+export {
+  can,
+  isGlobalAdmin,
+  operatorPrincipal,
+  principalOf,
+  SCOPE_ADMIN,
+  SCOPE_READ,
+  SCOPE_WRITE,
+  type Principal,
+} from './claims.js';
 export { capabilitiesOf, isCapability, KNOWN_SCOPES, OPERATOR_SCOPES } from './capabilities.js';
 export { capabilitySentence, decideAccess, type AccessDecision, type AccessRequest } from './access-rule.js';
 export { ensureDevKey, signDevToken } from './dev-keys.js';

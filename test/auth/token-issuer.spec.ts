@@ -1,3 +1,4 @@
+import { operatorPrincipal } from '#token-binding';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
@@ -47,7 +48,7 @@ async function bootstrapAdmin(): Promise<string> {
   const created = await api.app
     .get(ClientsService)
     .create(
-      { subject: 'test', scopes: new Set(), host: null, claims: {} },
+      operatorPrincipal('test'),
       { clientId: unique('ops'), scopes: ['portal.admin'], envs: [] },
     );
   const res = await tokenRequest(

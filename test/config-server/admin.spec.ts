@@ -256,7 +256,8 @@ describe('config server admin endpoints', () => {
       ['a blank host', { host: '  ', serviceId: 's' }, 'host'],
       ['a repeated host', { host: [host, host], serviceId: 's' }, 'host'],
       ['a repeated serviceId', { host, serviceId: ['s', 't'] }, 'serviceId'],
-      ['an unknown parameter', { host, serviceId: 's', kind: 'cert' }, 'kind'],
+      // An undeclared parameter's name is never echoed (DESIGN 3): it is reported as (query).
+      ['an unknown parameter', { host, serviceId: 's', kind: 'cert' }, '(query)'],
       ['an over-long envTag', { host, serviceId: 's', envTag: 'e'.repeat(65) }, 'envTag'],
       ['a control character in host', { host: 'a\u0007b', serviceId: 's' }, 'host'],
     ] as [string, Query, string][])('address: %s', async (_, badQuery, field) => {

@@ -280,7 +280,8 @@ const CASES: readonly Case[] = [
     query: { ...PRODUCT_LEVEL, productId: [PRODUCT, PRODUCT] },
     expect: { badRequest: 'productId' },
   },
-  { name: 'an unknown parameter', query: { ...FULL, verbose: 'true' }, expect: { badRequest: 'verbose' } },
+  // An undeclared parameter's name is never echoed (DESIGN 3): it is reported as (query).
+  { name: 'an unknown parameter', query: { ...FULL, verbose: 'true' }, expect: { badRequest: '(query)' } },
   {
     name: 'an over-long serviceId bound in the token',
     claims: claims({ sid: LONG }),

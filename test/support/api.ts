@@ -5,6 +5,7 @@ import { queryObserver } from '#database';
 import { createHttpApp, loadSettings, type Settings } from '#platform';
 import { ApiModule } from '../../apps/api/api.module.js';
 import { apiHttpOptions } from '../../apps/api/openapi.js';
+import { recordRoutes, type RouteRecord } from './route-table.js';
 import { ISSUER, writeJwksFile } from './tokens.js';
 
 /** Log lines the app wrote, parsed, for assertions about what is (not) logged. */
@@ -38,25 +39,29 @@ export function testSettings(env: Record<string, string> = {}): Settings {
 export interface TestApi {
   readonly app: NestFastifyApplication;
   readonly logs: LogCapture;
+  /** Every route the app registered (Fastify's own table). */
+  readonly routes: readonly RouteRecord[];
   close(): Promise<void>;
 }
 
-async function createApi(env: Record<string, string>): Promise<{ app: NestFastifyApplication; logs: LogCapture }> {
+async function createApi(
+  env: Record<string, string>,
+): Promise<{ app: NestFastifyApplication; logs: LogCapture; routes: RouteRecord[] }> {
   const settings = testSettings(env);
   const logs = new LogCapture();
   const app = await createHttpApp(
     ApiModule.forRoot({ settings, databaseUrl: settings.databaseUrl ?? '', logStream: logs }),
     apiHttpOptions(settings.trustProxy),
   );
-  return { app, logs };
+  return { app, logs, routes: recordRoutes(app) };
 }
 
 /** The real api module on the test database, served in-process (requests through `app.inject`). */
 export async function startApi(env: Record<string, string> = {}): Promise<TestApi> {
-  const { app, logs } = await createApi(env);
+  const { app, logs, routes } = await createApi(env);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
-  return { app, logs, close: () => app.close() };
+  return { app, logs, routes, close: () => app.close() };
 }
 
 export interface ListeningApi extends TestApi {
@@ -66,10 +71,10 @@ export interface ListeningApi extends TestApi {
 
 /** The same api listening on 127.0.0.1 with a free port. */
 export async function listenApi(env: Record<string, string> = {}): Promise<ListeningApi> {
-  const { app, logs } = await createApi(env);
+  const { app, logs, routes } = await createApi(env);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.getHttpServer().address() as AddressInfo;
-  return { app, logs, url: `http://127.0.0.1:${port}`, close: () => app.close() };
+  return { app, logs, routes, url: `http://127.0.0.1:${port}`, close: () => app.close() };
 }
 
 /** Runs `action` and returns how many SQL statements it sent to the database (background timers excluded). */

@@ -9,6 +9,7 @@ import { PendingWrites } from '../../apps/controller/registry/pending-writes.js'
 import { RegistryGateway } from '../../apps/controller/registry/registry.gateway.js';
 import { RegistryMetrics } from '../../apps/controller/registry/registry-metrics.js';
 import { LogCapture, testSettings, unique } from './api.js';
+import { recordRoutes, type RouteRecord } from './route-table.js';
 
 export const WS_PATH = '/ws/microservice';
 /** Every wait in these tests is bounded by this, so a broken server fails a test instead of hanging it. */
@@ -17,6 +18,8 @@ export const WAIT_MS = 5000;
 export interface TestController {
   readonly app: NestFastifyApplication;
   readonly logs: LogCapture;
+  /** Every HTTP route the app registered (Fastify's own table). */
+  readonly routes: readonly RouteRecord[];
   readonly hostId: string;
   readonly httpUrl: string;
   readonly wsUrl: string;
@@ -49,12 +52,14 @@ export async function startController(env: Record<string, string> = {}): Promise
   const hostId = env.CONTROLLER_HOST_ID ?? unique('ctl');
   const settings = testSettings({ CONTROLLER_HOST_ID: hostId, ...env });
   const app = await createControllerApp({ settings, databaseUrl: url, logStream: logs });
+  const routes = recordRoutes(app);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.getHttpServer().address() as AddressInfo;
   const gateway = app.get(RegistryGateway);
   return {
     app,
     logs,
+    routes,
     hostId,
     httpUrl: `http://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${port}${WS_PATH}`,

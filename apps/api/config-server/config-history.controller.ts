@@ -2,7 +2,7 @@ import { Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@ne
 import { ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { badRequest, problemResponse, ProblemException } from '#platform';
-import { Authenticated, CurrentPrincipal, SCOPE_ADMIN, type Principal } from '#token-binding';
+import { Access, CurrentPrincipal, type Principal } from '#token-binding';
 import { ETAG_HEADER, PRECONDITION_FAILED } from '../common/api-docs.js';
 import { etagOf, parseIfMatch } from '../common/etag.js';
 import { CHANGE_REASON_HEADER, OTHER_HOST } from './config-api-docs.js';
@@ -33,7 +33,7 @@ export class ConfigHistoryController {
 
   @Get('history')
   @ApiOperation({ summary: "A layer's versions, newest first: who, when, why and which names changed (no values)" })
-  @Authenticated(SCOPE_ADMIN)
+  @Access('config:admin', 'own-host', { hostIn: [{ query: 'host' }] })
   @ApiOkResponse({ type: LayerHistoryPage })
   @ApiResponse(BAD_ADDRESS)
   @ApiResponse(OTHER_HOST)
@@ -43,7 +43,7 @@ export class ConfigHistoryController {
 
   @Get('history/:version')
   @ApiOperation({ summary: "One version's content: properties and file hashes (file contents with include=files)" })
-  @Authenticated(SCOPE_ADMIN)
+  @Access('config:admin', 'own-host', { hostIn: [{ query: 'host' }] })
   @ApiParam({ name: 'version', schema: { type: 'integer', minimum: 1 } })
   @ApiOkResponse({ type: LayerVersionContentView })
   @ApiResponse(BAD_ADDRESS)
@@ -66,7 +66,7 @@ export class ConfigHistoryController {
       'If-Match with the current version is required (428 without it or with *): a rollback is decided on ' +
       'what the operator saw, so it never silently undoes a change made meanwhile.',
   })
-  @Authenticated(SCOPE_ADMIN)
+  @Access('config:admin', 'own-host', { hostIn: [{ query: 'host' }] })
   @ApiHeader({ name: 'If-Match', required: true, description: 'the current version, e.g. W/"7"' })
   @ApiHeader(CHANGE_REASON_HEADER)
   @ApiOkResponse({ type: RolledBackLayerView, headers: ETAG_HEADER, description: "the layer's new version" })

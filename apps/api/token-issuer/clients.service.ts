@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DuplicateKeyError, OAuthClientRepository, type ClientOwner } from '#database';
 import { badRequest, conflict, forbidden, newId, notFound } from '#platform';
-import { isGlobalAdmin, KNOWN_SCOPES, OPERATOR_SCOPES, type Principal } from '#token-binding';
+import { can, capabilitiesOf, isGlobalAdmin, KNOWN_SCOPES, OPERATOR_SCOPES, type Principal } from '#token-binding';
 import { generateSecret, hashSecret } from './client-secrets.js';
 import { toClientView, type ClientPage, type ClientView, type ClientWithSecretView } from './client.view.js';
 import type { CreateClientDto } from './dto/create-client.dto.js';
@@ -27,7 +27,8 @@ export class ClientsService {
     if (owner !== 'all') {
       // The guard refused another host by name; no host at all would make an operator client.
       if (host !== owner.host) throw forbidden(`This token manages only clients of host ${owner.host}`);
-      const beyond = scopes.filter((scope) => !principal.scopes.has(scope));
+      // A scope is held when everything it grants is granted to this token (portal.admin holds portal.r).
+      const beyond = scopes.filter((scope) => [...capabilitiesOf(new Set([scope]))].some((c) => !can(principal, c)));
       if (beyond.length > 0) throw forbidden(`A client may get only scopes this token holds; not ${beyond.join(', ')}`);
     }
     const operator = scopes.some((scope) => OPERATOR_SCOPES.has(scope));

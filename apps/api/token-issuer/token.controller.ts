@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Header, Headers, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { SETTINGS, type FormFields, type Settings } from '#platform';
+import { Public, SETTINGS, type FormFields, type Settings } from '#platform';
 import { IssuerKeyRing } from '#token-binding';
 import { ISSUER_KEYS, TokenIssuerService, type TokenAnswer } from './token-issuer.service.js';
 
@@ -21,6 +21,7 @@ const OAUTH_ERROR = {
 /** `POST /oauth2/token` and the issuer's public documents (DESIGN 10); no bearer token anywhere here. */
 @ApiTags('oauth2')
 @Controller()
+@Public()
 export class TokenController {
   constructor(
     private readonly issuer: TokenIssuerService,
