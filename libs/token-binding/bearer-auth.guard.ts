@@ -53,7 +53,8 @@ export class BearerAuthGuard extends AuthGuard() implements CanActivate {
     const handler = context.getHandler();
     const owner = context.getClass();
     let byHandler = this.declarations.get(owner);
-    if (byHandler === undefined) this.declarations.set(owner, (byHandler = new Map()));
+    if (byHandler === undefined)
+      this.declarations.set(owner, (byHandler = new Map<object, AccessDeclaration | undefined>()));
     if (!byHandler.has(handler)) byHandler.set(handler, accessOf(this.reflector, handler, owner));
     return byHandler.get(handler);
   }

@@ -1,5 +1,5 @@
 import type { JWTPayload } from 'jose';
-import type { Capability } from '#platform';
+import { CONTROL_CHARS, type Capability } from '#platform';
 import { ADMIN_FORM, capabilitiesOf } from './capabilities.js';
 
 import { SCOPE_ADMIN } from './scopes.js';
@@ -36,8 +36,8 @@ export function scopesOf(payload: JWTPayload): Set<string> {
   return scopes;
 }
 
-// C0 controls and DEL: PostgreSQL's text cannot hold NUL, and no stored name holds the others (DESIGN 3).
-const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/gu;
+// DESIGN 3's control characters: PostgreSQL's text cannot hold NUL, and no stored name holds the others.
+const CONTROL = new RegExp(CONTROL_CHARS.source, 'gu');
 
 export function principalOf(payload: JWTPayload): Principal {
   const subject = stringClaim(payload, 'sub') ?? stringClaim(payload, 'client_id') ?? stringClaim(payload, 'cid');

@@ -47,10 +47,7 @@ async function bootstrapAdmin(): Promise<string> {
   const { ClientsService } = await import('../../apps/api/token-issuer/clients.service.js');
   const created = await api.app
     .get(ClientsService)
-    .create(
-      operatorPrincipal('test'),
-      { clientId: unique('ops'), scopes: ['portal.admin'], envs: [] },
-    );
+    .create(operatorPrincipal('test'), { clientId: unique('ops'), scopes: ['portal.admin'], envs: [] });
   const res = await tokenRequest(
     { grant_type: 'client_credentials' },
     { authorization: basic(created.clientId, created.clientSecret) },

@@ -128,10 +128,7 @@ describe('the content types common clients send', () => {
       const { ClientsService } = await import('../../apps/api/token-issuer/clients.service.js');
       client = await api.app
         .get(ClientsService)
-        .create(
-          operatorPrincipal('test'),
-          { clientId: unique('ct'), scopes: ['portal.admin'], envs: [] },
-        );
+        .create(operatorPrincipal('test'), { clientId: unique('ct'), scopes: ['portal.admin'], envs: [] });
     });
 
     it.each([

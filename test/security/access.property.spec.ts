@@ -73,7 +73,7 @@ describe('decideAccess (property, pure)', () => {
           body: bag,
         }),
         (input) => {
-          const principal = principalOf({ sub: 's', scope: input.scopes.join(' '), host: input.host } as never);
+          const principal = principalOf({ sub: 's', scope: input.scopes.join(' '), host: input.host });
           const decision = decideAccess(principal, input.declaration, { query: input.query, body: input.body });
           const d = input.declaration;
           const host = hostClaim(input.host);

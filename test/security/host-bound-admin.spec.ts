@@ -108,12 +108,12 @@ describe('the registry under the host rule (item 2)', () => {
       ['/registry/instances', api],
       ['/instances', controller],
     ] as const) {
-      const everyone = await call(app as TestApi, 'GET', `${base}?serviceId=${service}`, { token: admin });
+      const everyone = await call(app, 'GET', `${base}?serviceId=${service}`, { token: admin });
       expect(everyone.body).toContain(id);
-      const mine = await call(app as TestApi, 'GET', `${base}?serviceId=${service}`, { token: admin1 });
+      const mine = await call(app, 'GET', `${base}?serviceId=${service}`, { token: admin1 });
       expect(mine.statusCode).toBe(200);
       expect(mine.json()).toEqual({ total: 0, instances: [] });
-      const named = await sqlDuring(() => call(app as TestApi, 'GET', `${base}?hostId=${h2}`, { token: admin1 }));
+      const named = await sqlDuring(() => call(app, 'GET', `${base}?hostId=${h2}`, { token: admin1 }));
       expect(named.result.statusCode).toBe(403);
       expect(named.queries).toBe(0);
     }

@@ -54,7 +54,7 @@ export async function send(api: Pick<TestApi, 'app'>, request: SweepRequest, bea
     ...(request.body === undefined ? {} : { payload: request.body as Record<string, unknown> }),
     payloadAsStream: true,
   });
-  const stream = res.stream() as Readable;
+  const stream = res.stream();
   const streaming = String(res.headers['content-type'] ?? '').startsWith('text/event-stream');
   const body = streaming ? await firstChunk(stream) : await readAll(stream);
   return { status: res.statusCode, text: `${JSON.stringify(res.headers)}\n${body}` };

@@ -147,7 +147,9 @@ describe('POST /tags/batch, operations worked out together', () => {
     );
     expect(results.map((r) => r.status)).toEqual([404, 403, 400, 400, 200, 400, 200, 200]);
     expect(results[0]?.detail).toBe(`No schema with schemaId ${foreign}`);
-    expect(results[1]?.detail).toBe('Writing a global schema needs the capability tags:admin (or the scope portal.admin)');
+    expect(results[1]?.detail).toBe(
+      'Writing a global schema needs the capability tags:admin (or the scope portal.admin)',
+    );
     expect(results[2]?.detail).toBe(`Unknown tag ids: ${theirs}`);
     expect(results[3]?.detail).toBe(`schema ${own} would have 51 tags; at most 50 are allowed`);
     expect(results[5]?.detail).toBe(`Unknown tag ids: ${theirs}`);

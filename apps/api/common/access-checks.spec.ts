@@ -38,7 +38,7 @@ describe('writableRow', () => {
       TAG,
       row(null),
       { versions: [9] },
-      '403 Writing a global tag needs the scope portal.admin',
+      '403 Writing a global tag needs the capability tags:admin (or the scope portal.admin)',
     ],
     [
       'a stale If-Match is 412',

@@ -19,7 +19,10 @@ export class RegistryController {
 
   @Get('instances')
   @Access('registry:read', 'own-host', { hostIn: [{ query: 'hostId' }] })
-  @ApiOperation({ summary: "Registered runtime instances (a host-bound token: its host's only), as every controller replica recorded them" })
+  @ApiOperation({
+    summary:
+      "Registered runtime instances (a host-bound token: its host's only), as every controller replica recorded them",
+  })
   @ApiOkResponse({ type: InstancePage })
   @ApiResponse(problemResponse(400, 'Invalid, unknown or repeated query parameter'))
   list(@CurrentPrincipal() principal: Principal, @Query() query: ListInstancesQuery): Promise<InstancePage> {

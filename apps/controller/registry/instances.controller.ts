@@ -13,7 +13,9 @@ export class InstancesController {
 
   @Get()
   @Access('registry:read', 'own-host', { hostIn: [{ query: 'hostId' }] })
-  @ApiOperation({ summary: "Registered runtime instances (a host-bound token: its host's only), by host, service, env, address, port" })
+  @ApiOperation({
+    summary: "Registered runtime instances (a host-bound token: its host's only), by host, service, env, address, port",
+  })
   @ApiOkResponse({ type: InstancePage })
   @ApiResponse(problemResponse(400, 'Invalid, unknown or repeated query parameter'))
   list(@CurrentPrincipal() principal: Principal, @Query() query: ListInstancesQuery): Promise<InstancePage> {

@@ -81,11 +81,7 @@ export class OAuthClientRepository extends BaseRepository {
   page(offset: number, limit: number, owner: ClientOwner): Promise<[OAuthClient[], number]> {
     const query = this.manager.getRepository(OAuthClient).createQueryBuilder('c');
     if (owner !== 'all') query.where('c.host = :host', { host: owner.host });
-    return query
-      .orderBy('c.client_id')
-      .offset(offset)
-      .limit(limit)
-      .getManyAndCount();
+    return query.orderBy('c.client_id').offset(offset).limit(limit).getManyAndCount();
   }
 
   /** True when a client was deleted. */
