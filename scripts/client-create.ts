@@ -12,7 +12,8 @@ import { answerHelp } from './usage.js';
 
 const usage = `usage: npm run client:create -- --id ID --scope "portal.r" [--host H --sid S] [--env E ...] [--description TEXT]
 Registers a client of the built-in token issuer straight in the database and prints its secret once.
-A runtime client needs --host and --sid; an operator client (--scope with portal.admin) may have neither.`;
+A runtime client needs --host and --sid; an operator client (--scope with portal.admin or an admin
+capability: tags:admin, config:admin, clients:admin, registry:read) may have neither.`;
 
 const OPTIONS = {
   id: { type: 'string' },
