@@ -338,5 +338,12 @@ describe('isolation sweep (DESIGN 16)', () => {
     expect(after).toEqual(before);
     // Every route was called by every caller with at least one request (a route cannot drop out unseen).
     expect(apiSweep.requests).toBeGreaterThan(api.routes.length * who.length);
+    // Last, the same walk as a global admin (which may see and write host 2): no answer is a 5xx.
+    const global = [{ name: 'global admin', token: admin }];
+    const failures = [
+      ...(await sweepHttp(api, api.routes, global)).findings,
+      ...(await sweepRpc(messageNames(controller1.gateway), global)),
+    ];
+    expect(failures.filter((f) => !f.detail.startsWith('shows'))).toEqual([]);
   }, 600_000);
 });
