@@ -117,7 +117,7 @@ async function banner(settings: Settings, client: DevClient | undefined): Promis
     );
     lines.push(
       '',
-      'Dev tokens (issuer bindery-dev, valid 8 hours; more with `npm run token -- --help`):',
+      `Dev tokens (issuer ${settings.jwt.issuer}, valid 8 hours; more with \`npm run token -- --help\`):`,
       `  export ADMIN=${admin}`,
       `  export RUNTIME=${runtime}`,
       '',
@@ -175,6 +175,9 @@ async function main(): Promise<void> {
       DATABASE_URL: database.url,
       BINDERY_DATA_DIR: settings.dataDir,
       RUN_MIGRATIONS: 'false',
+      // Both processes expect the issuer the printed tokens carry: in dev mode the api's URL (DESIGN 6.5).
+      PUBLIC_BASE_URL: settings.publicBaseUrl,
+      JWT_ISSUER: settings.jwt.issuer,
     };
     const dist = join(import.meta.dirname, '..');
     // Watch mode: one TypeScript compiler for both processes (two `nest start --watch` would both write the

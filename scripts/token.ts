@@ -6,7 +6,9 @@ import { ensureDevKey, signDevToken } from '#token-binding';
 import { answerHelp } from './usage.js';
 
 const usage = `usage: npm run token -- [--sub S] [--client-id C] [--scope "portal.r portal.w"] [--host H] [--sid S] [--env E] [--exp SECONDS]
-Prints a token signed with the dev key (dev mode only). Every claim is optional; exp defaults to 3600 s.`;
+Prints a token signed with the dev key (dev mode only). Every claim is optional; exp defaults to 3600 s.
+Its iss is the api's URL (PUBLIC_BASE_URL, default http://localhost:API_PORT): run it with the API_PORT
+(or PUBLIC_BASE_URL, JWT_ISSUER) that npm start was given.`;
 
 const OPTIONS = {
   sub: { type: 'string' },

@@ -27,7 +27,6 @@ export {
 export {
   ASYMMETRIC_ALGORITHMS,
   DEV_HOST_ID,
-  DEV_ISSUER,
   ISSUER_DISCOVERY_WARNING,
   issuerUndiscoverable,
   loadSettings,

@@ -36,7 +36,13 @@ export function runMain(name: string, start: (settings: Settings) => Promise<Sta
   start(settings)
     .then(({ app, cleanup }) => {
       // Here, once per process, whichever way it was started (npm start, compose, by hand).
-      if (settings.devMode) new Logger(name).warn({ devMode: true, dataDir: settings.dataDir }, DEV_MODE_WARNING);
+      // The issuer is logged too: a dev-mode process started with another API_PORT expects another `iss`.
+      if (settings.devMode) {
+        new Logger(name).warn(
+          { devMode: true, dataDir: settings.dataDir, issuer: settings.jwt.issuer },
+          DEV_MODE_WARNING,
+        );
+      }
       let stopping = false;
       const stop = (signal: NodeJS.Signals): void => {
         if (stopping) {

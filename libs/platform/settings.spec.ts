@@ -19,7 +19,21 @@ describe('loadSettings', () => {
       controllerHostId: 'dev-host',
       enforceSidHostMatch: true,
       logLevel: 'info',
-      jwt: { issuer: 'bindery-dev', audience: 'bindery', algorithms: ['RS256', 'ES256', 'PS256'] },
+      jwt: { issuer: 'http://localhost:8080', audience: 'bindery', algorithms: ['RS256', 'ES256', 'PS256'] },
+    });
+  });
+
+  it('makes the dev issuer the api URL (DESIGN 6.5), and an explicit JWT_ISSUER wins', () => {
+    expect(loadSettings({ API_PORT: '9090' }).jwt.issuer).toBe('http://localhost:9090');
+    const behindProxy = loadSettings({ API_PORT: '9090', PUBLIC_BASE_URL: 'https://bindery.test/' });
+    expect(behindProxy).toMatchObject({
+      publicBaseUrl: 'https://bindery.test',
+      jwt: { issuer: 'https://bindery.test' },
+    });
+    expect(loadSettings({ JWT_ISSUER: 'https://auth.example' })).toMatchObject({
+      devMode: true,
+      publicBaseUrl: 'http://localhost:8080',
+      jwt: { issuer: 'https://auth.example' },
     });
   });
 

@@ -17,7 +17,6 @@ export type JwtAlgorithm = (typeof ASYMMETRIC_ALGORITHMS)[number];
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-export const DEV_ISSUER = 'bindery-dev';
 export const DEV_HOST_ID = 'dev-host';
 
 export interface Settings {
@@ -256,8 +255,14 @@ export function loadSettings(env: Env = process.env): Settings {
       'required when NODE_ENV=production unless TOKEN_ISSUER_KEY_FILE is set (dev mode is refused)',
     );
   }
-  const issuer = text(env, 'JWT_ISSUER') ?? (devMode ? DEV_ISSUER : undefined);
-  if (issuer === undefined) throw new SettingsError('JWT_ISSUER', 'required when a key source is configured');
+  const explicitIssuer = text(env, 'JWT_ISSUER');
+  if (explicitIssuer === undefined && !devMode) {
+    throw new SettingsError('JWT_ISSUER', 'required when a key source is configured');
+  }
+  const apiPort = port(env, 'API_PORT', 8080);
+  const baseUrl = publicBaseUrl(env, devMode || issuerKeyFile !== undefined, production, apiPort);
+  // DESIGN 6.5: the dev issuer is the api's URL, so standard OAuth clients can discover it (RFC 8414 section 3.3).
+  const issuer = explicitIssuer ?? baseUrl;
   const controllerHostId = text(env, 'CONTROLLER_HOST_ID') ?? (devMode ? DEV_HOST_ID : undefined);
   if (controllerHostId === undefined) {
     throw new SettingsError('CONTROLLER_HOST_ID', 'required when a key source is configured');
@@ -279,7 +284,6 @@ export function loadSettings(env: Env = process.env): Settings {
   if (wsMaxUnauthenticated > wsMaxConnections) {
     throw new SettingsError('WS_MAX_UNAUTHENTICATED', `must not exceed WS_MAX_CONNECTIONS (${wsMaxConnections})`);
   }
-  const apiPort = port(env, 'API_PORT', 8080);
   return {
     nodeEnv,
     production,
@@ -301,7 +305,7 @@ export function loadSettings(env: Env = process.env): Settings {
       clockToleranceSec: positiveInt(env, 'JWT_CLOCK_TOLERANCE_SEC', 30),
       jwksRefreshSec: positiveInt(env, 'JWT_JWKS_REFRESH_SEC', 300),
     },
-    publicBaseUrl: publicBaseUrl(env, devMode || issuerKeyFile !== undefined, production, apiPort),
+    publicBaseUrl: baseUrl,
     requestTimeoutMs: positiveInt(env, 'REQUEST_TIMEOUT_MS', 30_000),
     tokenIssuer: {
       keyFile: issuerKeyFile === undefined ? undefined : resolve(issuerKeyFile),

@@ -64,6 +64,14 @@ describe('docker-compose.yml', () => {
     for (const service of [api, controller]) expect(loadSettings(resolved(service?.environment)).devMode).toBe(true);
   });
 
+  it("gives both dev-mode processes the api's URL as the issuer, the proxy's default published port (DESIGN 6.5)", () => {
+    for (const service of [api, controller]) {
+      expect(loadSettings(resolved(service?.environment)).jwt.issuer).toBe('http://localhost:8080');
+      // A PUBLIC_BASE_URL in .env (another published port) reaches both, so they still agree.
+      expect(service?.environment?.PUBLIC_BASE_URL).toBe('${PUBLIC_BASE_URL:-}');
+    }
+  });
+
   it('starts with its own defaults: every setting it passes is one loadSettings accepts', () => {
     for (const service of [api, controller]) {
       expect(() => loadSettings(resolved(service?.environment))).not.toThrow();

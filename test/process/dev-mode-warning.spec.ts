@@ -15,6 +15,7 @@ interface LogLine {
   readonly msg?: string;
   readonly context?: string;
   readonly devMode?: boolean;
+  readonly issuer?: string;
 }
 
 /** The JSON lines a process wrote (stdout and stderr), skipping any line that is not JSON. */
@@ -75,8 +76,16 @@ describe('the dev-mode warning at start', () => {
         [entry.portVariable]: String(port),
       });
       await startAndStop(spawned, port);
+      // The dev issuer is the api's URL (DESIGN 6.5): the controller derives it from API_PORT's default too.
+      const apiPort = entry.name === 'api' ? port : 8080;
       expect(devModeLines(spawned)).toEqual([
-        expect.objectContaining({ level: 40, context: entry.name, devMode: true, msg: DEV_MODE_WARNING }),
+        expect.objectContaining({
+          level: 40,
+          context: entry.name,
+          devMode: true,
+          issuer: `http://localhost:${apiPort}`,
+          msg: DEV_MODE_WARNING,
+        }),
       ]);
     },
     60_000,

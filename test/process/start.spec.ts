@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from '@jest/globals';
+import { decodeJwt } from 'jose';
 import { dataDir, freePort, requireBuild, run } from '../support/processes.js';
 
 const sh = promisify(execFile);
@@ -27,6 +28,10 @@ describe('npm start (dist/scripts/dev.js) with the embedded PostgreSQL', () => {
     const first = run('scripts/dev.js', [], env);
     await first.waitFor(/Ctrl-C stops everything/);
     const admin = (await first.waitFor(/ADMIN=(\S+)/))[1];
+    // The dev issuer is the api's URL (DESIGN 6.5), in the banner and in the tokens it prints.
+    const issuer = `http://localhost:${env.API_PORT}`;
+    expect(first.output()).toContain(`Dev tokens (issuer ${issuer}, valid 8 hours`);
+    expect(decodeJwt(admin ?? '').iss).toBe(issuer);
     const curl = (await first.waitFor(/^ {2}(curl .*\/tags)$/m))[1];
     const listed = await sh('sh', ['-c', curl]);
     expect(JSON.parse(listed.stdout)).toMatchObject({ total: expect.any(Number), tags: expect.any(Array) });
@@ -69,6 +74,7 @@ describe('npm start (dist/scripts/dev.js) with the embedded PostgreSQL', () => {
     const tokenRun = run('scripts/token.js', ['--sub', 'alice', '--scope', 'portal.r'], env);
     expect(await tokenRun.exit()).toBe(0);
     const fromCli = tokenRun.output().trim();
+    expect(decodeJwt(fromCli).iss).toBe(issuer);
     expect((await fetch(`${api}/tags`, { headers: { authorization: `Bearer ${fromCli}` } })).status).toBe(200);
 
     first.child.kill('SIGTERM');
