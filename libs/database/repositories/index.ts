@@ -15,6 +15,7 @@ export {
   REGISTER_INSTANCE,
   RuntimeInstanceRepository,
   type InstanceFilter,
+  type InstanceMetadata,
   type InstanceRegistration,
 } from './runtime-instance.repository.js';
 export { ControllerLeaseRepository, REGISTRY_CHANNEL, type Reaped } from './controller-lease.repository.js';

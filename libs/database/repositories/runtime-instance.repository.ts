@@ -2,7 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { RuntimeInstance } from '../entities/runtime-instance.entity.js';
+import { uniqueViolation } from '../pg-errors.js';
 import { BaseRepository } from '../repository.js';
+
+/** The identity of re-registration (host, service, env, address, port). */
+const IDENTITY_CONSTRAINT = 'uq_runtime_instance_identity';
 
 /**
  * Registration: re-registering the same host+service+env+address+port reuses the row (and so the id),
@@ -28,6 +32,21 @@ const DEREGISTER = `
   where runtime_instance_id = $1 and connection_id = $2 and status = 'connected'
   returning runtime_instance_id`;
 
+// Omitted (null) fields keep their value; only rows the connection still holds (a compare-and-set, as above).
+const UPDATE_METADATA = `
+  update runtime_instance set version = coalesce($3, version), protocol = coalesce($4, protocol),
+    port = coalesce($5::integer, port), tags = coalesce($6::jsonb, tags)
+  where runtime_instance_id = any($1) and connection_id = $2 and status = 'connected'
+  returning runtime_instance_id`;
+
+// The rows, no longer connected, that already have the identity a new port gives these (an earlier run's).
+const FREE_IDENTITY = `
+  delete from runtime_instance s using runtime_instance t
+  where t.runtime_instance_id = any($1) and t.connection_id = $2 and t.status = 'connected'
+    and s.host_id = t.host_id and s.service_id = t.service_id and s.env_tag is not distinct from t.env_tag
+    and s.address is not distinct from t.address and s.port = $3 and s.status <> 'connected'
+    and s.runtime_instance_id <> all($1)`;
+
 const TOUCH = `
   update runtime_instance set last_seen_ts = now()
   where runtime_instance_id = any($1) and controller_id = $2 and status = 'connected'`;
@@ -44,6 +63,14 @@ export interface InstanceRegistration {
   readonly tags: Readonly<Record<string, string>>;
   readonly controllerId: string;
   readonly connectionId: string;
+}
+
+/** What `service/update_metadata` may change (DESIGN 8); an omitted field keeps its value. */
+export interface InstanceMetadata {
+  readonly version?: string | undefined;
+  readonly protocol?: string | undefined;
+  readonly port?: number | undefined;
+  readonly tags?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface InstanceFilter {
@@ -92,6 +119,43 @@ export class RuntimeInstanceRepository extends BaseRepository {
   /** Deregisters the instance if `connectionId` still holds it; false when it does not. */
   async deregister(runtimeInstanceId: string, connectionId: string): Promise<boolean> {
     return (await this.execute(DEREGISTER, [runtimeInstanceId, connectionId])).rows.length > 0;
+  }
+
+  /**
+   * Changes the metadata of these instances where `connectionId` still holds them; answers the ids changed,
+   * or undefined (nothing changed) when a new port would give one of them the identity of another connected
+   * instance. Rows of that identity that are no longer connected give it up (deleted in the same transaction).
+   */
+  async updateMetadata(
+    runtimeInstanceIds: readonly string[],
+    connectionId: string,
+    metadata: InstanceMetadata,
+  ): Promise<string[] | undefined> {
+    const parameters = [
+      runtimeInstanceIds,
+      connectionId,
+      metadata.version ?? null,
+      metadata.protocol ?? null,
+      metadata.port ?? null,
+      metadata.tags === undefined ? null : JSON.stringify(metadata.tags),
+    ];
+    const runner = this.db.createQueryRunner();
+    try {
+      // Without a new port the identity stays as it is: one statement, no transaction.
+      if (metadata.port !== undefined) {
+        await runner.startTransaction();
+        await runner.query(FREE_IDENTITY, [runtimeInstanceIds, connectionId, metadata.port]);
+      }
+      const result = await runner.query(UPDATE_METADATA, parameters, true);
+      if (runner.isTransactionActive) await runner.commitTransaction();
+      return (result.records as { runtime_instance_id: string }[]).map((row) => row.runtime_instance_id);
+    } catch (error) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      if (uniqueViolation(error) === IDENTITY_CONSTRAINT) return undefined;
+      throw error;
+    } finally {
+      await runner.release();
+    }
   }
 
   async touch(runtimeInstanceIds: readonly string[], controllerId: string): Promise<void> {
