@@ -7,19 +7,22 @@ import { isObservable, lastValueFrom, type Observable } from 'rxjs';
 import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import { isDatabaseUnavailable } from '#database';
 import { DATABASE_RETRY_AFTER_SEC, ProblemException, reasonOf } from '#platform';
-import { BindingRejectedError, type RpcCall } from '#token-binding';
+import { BindingRejectedError, type Principal, type RpcCall } from '#token-binding';
 import { invalidParams } from './jsonrpc-validation.pipe.js';
 import { refuseUpgrade } from './upgrade-refusal.js';
 import {
   CLOSE_POLICY_VIOLATION,
   failure,
+  INVALID_FRAME,
+  isReservedMethod,
   JSONRPC_ERRORS,
   JsonRpcError,
+  parseBinaryFrame,
   parseFrame,
   success,
   type JsonRpcId,
-  type JsonRpcRequest,
   type JsonRpcResponse,
+  type ParsedFrame,
   UNKNOWN_METHOD,
 } from './jsonrpc.js';
 
@@ -35,6 +38,24 @@ function handshakeRefusal(message: string): { status: number; headers: Record<st
   return { status: 400, headers: {} };
 }
 
+/** A call that failed, as `fail` answers or logs it. */
+interface Failed {
+  readonly method: string;
+  readonly id: JsonRpcId;
+  readonly notification: boolean;
+  /** The verified caller, when the token guard got that far. */
+  readonly caller?: Principal | undefined;
+}
+
+/** What a notification's refusal line keeps of the error's data: field errors and the detail, never values. */
+interface NotificationErrorData {
+  readonly errors?: unknown;
+  readonly detail?: unknown;
+}
+
+const methodNotFound = (): JsonRpcError =>
+  new JsonRpcError(JSONRPC_ERRORS.methodNotFound.code, JSONRPC_ERRORS.methodNotFound.message);
+
 function textOf(data: RawData): string {
   if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
   return Buffer.from(data as ArrayBuffer).toString('utf8');
@@ -44,8 +65,8 @@ function textOf(data: RawData): string {
  * `WsAdapter` speaking JSON-RPC 2.0 instead of Nest's `{event, data}` frames (docs/decisions.md): the method
  * names the `@SubscribeMessage` handler, which receives an `RpcCall` (`@MessageBody('params')` picks the
  * params); its result or its `JsonRpcError`
- * is wrapped in the response envelope. Notifications are never answered. Gateways must rethrow their
- * errors to this adapter (`JsonRpcRethrowFilter`).
+ * is wrapped in the response envelope. Notifications are never answered (their failures are logged).
+ * Gateways must rethrow their errors to this adapter (`JsonRpcRethrowFilter`).
  */
 export class JsonRpcWsAdapter extends WsAdapter {
   private readonly rpcLogger = new Logger('JsonRpc');
@@ -100,54 +121,118 @@ export class JsonRpcWsAdapter extends WsAdapter {
   ): void {
     const methods = new Map<string, MessageMappingProperties>();
     for (const handler of handlers) methods.set(String(handler.message), handler);
+    // This socket's frames still being served, and the notifications among them (see below).
+    const frames = new Set<Promise<void>>();
+    const notifications = new Set<Promise<void>>();
     client.on('message', (data: RawData, isBinary: boolean) => {
-      void this.dispatch(client, methods, data, isBinary);
+      const text = textOf(data);
+      const frame = isBinary ? parseBinaryFrame(text) : parseFrame(text);
+      // A notification acts after every frame sent before it (an update right behind its registration), and
+      // every frame after the notifications sent before it (a lookup sees the update it follows); requests
+      // are otherwise served concurrently, their answers matched by id.
+      const earlier = [...(frame.notification ? frames : notifications)];
+      const served = Promise.allSettled(earlier)
+        .then(() => this.dispatch(client, methods, frame))
+        .catch((error: unknown) => this.rpcLogger.error({ err: error }, 'JSON-RPC frame failed'));
+      frames.add(served);
+      if (frame.notification) notifications.add(served);
+      void served.finally(() => {
+        frames.delete(served);
+        notifications.delete(served);
+      });
     });
   }
 
   private async dispatch(
     client: WebSocket,
     methods: ReadonlyMap<string, MessageMappingProperties>,
-    data: RawData,
-    isBinary: boolean,
+    frame: ParsedFrame,
   ): Promise<void> {
     // Frames still arriving after the server started closing (a rejection) are not served.
     if (client.readyState !== client.OPEN) return;
-    if (isBinary) {
-      this.send(
-        client,
-        failure(null, { ...JSONRPC_ERRORS.invalidRequest, data: { detail: 'only text frames are accepted' } }),
-      );
+    if (!frame.ok) {
+      await this.refuseFrame(client, methods, frame);
       return;
     }
-    const parsed = parseFrame(textOf(data));
-    if (!parsed.ok) {
-      this.send(client, parsed.reply);
-      return;
-    }
-    const { request, notification } = parsed;
+    const { request, notification } = frame;
     const id: JsonRpcId = request.id ?? null;
-    // An unknown method goes to the gateway's UNKNOWN_METHOD handler when it has one, behind its guards.
-    const handler = methods.get(request.method) ?? methods.get(UNKNOWN_METHOD);
+    // An unknown (or reserved) method goes to the gateway's UNKNOWN_METHOD handler when it has one, behind its guards.
+    const named = isReservedMethod(request.method) ? undefined : methods.get(request.method);
+    const handler = named ?? methods.get(UNKNOWN_METHOD);
     if (handler === undefined) {
-      if (!notification) this.send(client, failure(id, JSONRPC_ERRORS.methodNotFound));
+      this.fail(client, { method: request.method, id, notification }, methodNotFound());
       return;
     }
+    const call: RpcCall = { method: request.method, params: request.params };
     try {
-      const result = await this.invoke(handler, request);
+      const result = await this.invoke(handler, call);
       if (!notification) this.send(client, success(id, result ?? null));
     } catch (error) {
-      const rpcError = this.toJsonRpcError(error, request.method);
-      if (!notification) this.send(client, failure(id, rpcError.toObject()));
-      const close = rpcError.closeAfterReply;
-      if (close !== undefined && client.readyState === client.OPEN) client.close(close.code, close.reason);
+      const failed = { method: request.method, id, notification, caller: call.principal };
+      this.fail(client, failed, this.toJsonRpcError(error, request.method));
     }
   }
 
-  private async invoke(handler: MessageMappingProperties, request: JsonRpcRequest): Promise<unknown> {
+  /**
+   * A frame that is not a valid request: the gateway's INVALID_FRAME handler judges the socket first (a
+   * socket without a verified token is closed 1008, DESIGN 8), then the frame's own error is answered,
+   * unless it is a notification.
+   */
+  private async refuseFrame(
+    client: WebSocket,
+    methods: ReadonlyMap<string, MessageMappingProperties>,
+    frame: Extract<ParsedFrame, { ok: false }>,
+  ): Promise<void> {
+    const call: RpcCall = { method: INVALID_FRAME, params: {} };
+    const failed = () => ({
+      method: INVALID_FRAME,
+      id: frame.reply.id,
+      notification: frame.notification,
+      caller: call.principal,
+    });
+    const gate = methods.get(INVALID_FRAME);
+    try {
+      if (gate !== undefined) await this.invoke(gate, call);
+    } catch (error) {
+      this.fail(client, failed(), this.toJsonRpcError(error, INVALID_FRAME));
+      return;
+    }
+    const { error } = frame.reply;
+    this.fail(client, failed(), new JsonRpcError(error.code, error.message, error.data));
+  }
+
+  /**
+   * Answers a request's error, or logs a notification's (never answered, DESIGN 8). A refused notification
+   * leaves the socket open unless the socket has no valid token (-32001): then it closes 1008 all the same.
+   */
+  private fail(client: WebSocket, failed: Failed, error: JsonRpcError): void {
+    if (failed.notification) this.ignored(failed, error);
+    else this.send(client, failure(failed.id, error.toObject()));
+    const keepsOpen = failed.notification && error.code !== JSONRPC_ERRORS.unauthorized.code;
+    const close = keepsOpen ? undefined : error.closeAfterReply;
+    if (close !== undefined && client.readyState === client.OPEN) client.close(close.code, close.reason);
+  }
+
+  /** One line per notification not served; never its params (they may hold a token), the token's sid at most. */
+  private ignored(failed: Failed, error: JsonRpcError): void {
+    const sid = failed.caller?.claims.sid;
+    const data = (typeof error.data === 'object' && error.data !== null ? error.data : {}) as NotificationErrorData;
+    const line = {
+      method: failed.method,
+      code: error.code,
+      reason: error.message,
+      ...(typeof sid === 'string' ? { tokenSid: sid } : {}),
+      ...(data.errors === undefined ? {} : { errors: data.errors }),
+      ...(data.detail === undefined ? {} : { detail: data.detail }),
+    };
+    // An upstream runtime sends notifications Bindery has no use for (`log`): noted, not warned about.
+    if (error.code === JSONRPC_ERRORS.methodNotFound.code) this.rpcLogger.log(line, 'notification ignored');
+    else this.rpcLogger.warn(line, 'notification refused');
+  }
+
+  private async invoke(handler: MessageMappingProperties, call: RpcCall): Promise<unknown> {
     // The handler's data is the call, not bare params: guards put the verified caller on it (per call).
-    const call: RpcCall = { method: request.method, params: request.params };
-    const returned: unknown = await handler.callback(call, request.method);
+    const returned: unknown = await handler.callback(call, call.method);
     return isObservable(returned) ? lastValueFrom(returned, { defaultValue: null }) : returned;
   }
 

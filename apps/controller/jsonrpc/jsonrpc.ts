@@ -16,6 +16,16 @@ export const CLOSE_POLICY_VIOLATION = 1008;
  */
 export const UNKNOWN_METHOD = 'rpc.unknown';
 
+/**
+ * The handler name a gateway may subscribe to pass judgement on a frame that is not a valid request (bad
+ * JSON, a binary frame...) before its error is answered: behind its guards, so a socket without a verified
+ * token is closed 1008 for any frame (DESIGN 8). It returns nothing; the adapter sends the frame's error.
+ */
+export const INVALID_FRAME = 'rpc.invalid';
+
+/** Names JSON-RPC reserves for internal use: a client naming one calls an unknown method. */
+export const isReservedMethod = (method: string): boolean => method.startsWith('rpc.');
+
 export const JSONRPC_ERRORS = {
   parseError: { code: -32700, message: 'Parse error' },
   invalidRequest: { code: -32600, message: 'Invalid Request' },
@@ -88,8 +98,12 @@ export const failure = (id: JsonRpcId, error: JsonRpcErrorObject): JsonRpcFailur
 
 export type ParsedFrame =
   | { readonly ok: true; readonly request: JsonRpcRequest; readonly notification: boolean }
-  /** `reply` is always sent: a frame that is not a valid request cannot be a notification. */
-  | { readonly ok: false; readonly reply: JsonRpcFailure };
+  /**
+   * `reply` is sent unless `notification`: a JSON object without an `id` member is a notification whatever
+   * else it holds, so it is never answered (DESIGN 8); anything else that is not a request has no id to
+   * tell, and is answered with `id` null as JSON-RPC 2.0 asks.
+   */
+  | { readonly ok: false; readonly reply: JsonRpcFailure; readonly notification: boolean };
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -97,8 +111,8 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 const isId = (value: unknown): value is JsonRpcId =>
   value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
 
-function invalidRequest(id: JsonRpcId, detail: string): ParsedFrame {
-  return { ok: false, reply: failure(id, { ...JSONRPC_ERRORS.invalidRequest, data: { detail } }) };
+function invalidRequest(id: JsonRpcId, detail: string, notification = false): ParsedFrame {
+  return { ok: false, reply: failure(id, { ...JSONRPC_ERRORS.invalidRequest, data: { detail } }), notification };
 }
 
 /** Parses one text frame into a single request; batches are refused (decided here, docs/controller.md). */
@@ -107,21 +121,31 @@ export function parseFrame(text: string): ParsedFrame {
   try {
     value = JSON.parse(text);
   } catch {
-    return { ok: false, reply: failure(null, JSONRPC_ERRORS.parseError) };
+    return { ok: false, reply: failure(null, JSONRPC_ERRORS.parseError), notification: false };
   }
   if (Array.isArray(value)) return invalidRequest(null, 'batch requests are not supported');
   if (!isObject(value)) return invalidRequest(null, 'a request must be a JSON object');
   const hasId = Object.hasOwn(value, 'id');
   const id = hasId && isId(value.id) ? value.id : null;
   if (hasId && !isId(value.id)) return invalidRequest(null, 'id must be a string, a number or null');
-  if (value.jsonrpc !== '2.0') return invalidRequest(id, 'jsonrpc must be "2.0"');
+  if (value.jsonrpc !== '2.0') return invalidRequest(id, 'jsonrpc must be "2.0"', !hasId);
   if (typeof value.method !== 'string' || value.method === '') {
-    return invalidRequest(id, 'method must be a non-empty string');
+    return invalidRequest(id, 'method must be a non-empty string', !hasId);
   }
   const params = value.params === undefined ? {} : value.params;
   if (!isObject(params) && !Array.isArray(params)) {
-    return invalidRequest(id, 'params must be an object or an array');
+    return invalidRequest(id, 'params must be an object or an array', !hasId);
   }
   const request: JsonRpcRequest = { jsonrpc: '2.0', method: value.method, params, ...(hasId ? { id } : {}) };
   return { ok: true, request, notification: !hasId };
+}
+
+/**
+ * A binary frame is never served (text frames only): -32600, with the id of the request it carries when it
+ * carries one, and no answer when it carries a notification (decided here, docs/decisions.md).
+ */
+export function parseBinaryFrame(text: string): ParsedFrame {
+  const parsed = parseFrame(text);
+  const id = parsed.ok ? (parsed.request.id ?? null) : parsed.reply.id;
+  return invalidRequest(id, 'only text frames are accepted', parsed.notification);
 }

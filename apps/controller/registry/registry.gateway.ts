@@ -13,7 +13,7 @@ import type { WebSocket, WebSocketServer } from 'ws';
 import { DeclareAccess } from '#platform';
 import { CurrentPrincipal, type Principal } from '#token-binding';
 import { JsonRpcRethrowFilter } from '../jsonrpc/jsonrpc.filter.js';
-import { JSONRPC_ERRORS, JsonRpcError, UNKNOWN_METHOD } from '../jsonrpc/jsonrpc.js';
+import { INVALID_FRAME, JSONRPC_ERRORS, JsonRpcError, UNKNOWN_METHOD } from '../jsonrpc/jsonrpc.js';
 import { JsonRpcParams } from '../jsonrpc/jsonrpc-validation.pipe.js';
 import { ChangeNotifier } from './change-notifier.js';
 import { Connections, RegistryConnection } from './connection.js';
@@ -22,6 +22,7 @@ import { DeregisterParams } from './dto/deregister.params.js';
 import { LookupParams } from './dto/lookup.params.js';
 import { RegisterParams } from './dto/register.params.js';
 import { UnsubscribeParams } from './dto/unsubscribe.params.js';
+import { UpdateMetadataParams } from './dto/update-metadata.params.js';
 import { Liveness } from './liveness.js';
 import { PendingWrites } from './pending-writes.js';
 import { RegistryService } from './registry.service.js';
@@ -33,6 +34,7 @@ import type {
   RegisterResult,
   SubscribeResult,
   UnsubscribeResult,
+  UpdateMetadataResult,
 } from './runtime-instance.view.js';
 import { SessionRefresh } from './session-refresh.js';
 import { RegistryShutdown } from './shutdown.js';
@@ -114,7 +116,21 @@ export class RegistryGateway
     @ConnectedSocket() client: Socket,
     @MessageBody('params', new JsonRpcParams(DeregisterParams)) params: Readonly<DeregisterParams>,
   ): Promise<DeregisterResult> {
-    return this.writes.track(this.registry.deregister(this.connections.of(client), params.runtimeInstanceId));
+    const connection = this.connections.of(client);
+    return this.writes.track(this.registry.deregister(connection, params.runtimeInstanceId, params.reason));
+  }
+
+  /**
+   * `service/update_metadata` (DESIGN 8), sent by upstream runtimes as a notification: never answered then,
+   * its refusals logged by the adapter. Sent as a request, it is answered like any method.
+   */
+  @SubscribeMessage('service/update_metadata')
+  @RpcAccess('registry:register')
+  async updateMetadata(
+    @ConnectedSocket() client: Socket,
+    @MessageBody('params', new JsonRpcParams(UpdateMetadataParams)) params: Readonly<UpdateMetadataParams>,
+  ): Promise<UpdateMetadataResult> {
+    return this.writes.track(this.registry.updateMetadata(this.connections.of(client), params));
   }
 
   @SubscribeMessage('discovery/lookup')
@@ -153,6 +169,16 @@ export class RegistryGateway
   @RpcAccess(null)
   unknownMethod(): never {
     throw new JsonRpcError(JSONRPC_ERRORS.methodNotFound.code, JSONRPC_ERRORS.methodNotFound.message);
+  }
+
+  /**
+   * A frame that is not a valid request (the adapter routes it here): behind the token guard, so a socket
+   * without a verified token is closed 1008 for it too (DESIGN 8); the adapter then answers the frame's error.
+   */
+  @SubscribeMessage(INVALID_FRAME)
+  @RpcAccess(null)
+  invalidFrame(): null {
+    return null;
   }
 
   /**

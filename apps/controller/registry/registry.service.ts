@@ -8,7 +8,8 @@ import type { LookupParams } from './dto/lookup.params.js';
 import { MAX_ENV_TAG, type RegisterParams } from './dto/register.params.js';
 import { LeaseService } from './lease.service.js';
 import { forbidden, NOT_OWNER_MESSAGE, paramRefused } from './registry.errors.js';
-import type { DeregisterResult, LookupResult, RegisterResult } from './runtime-instance.view.js';
+import type { UpdateMetadataParams } from './dto/update-metadata.params.js';
+import type { DeregisterResult, LookupResult, RegisterResult, UpdateMetadataResult } from './runtime-instance.view.js';
 
 /**
  * The registry of runtime instances (DESIGN 8). The gateway's guards decided the token and the binding
@@ -95,14 +96,55 @@ export class RegistryService {
     return { runtimeInstanceId, status: 'registered' };
   }
 
+  /**
+   * `service/update_metadata` (DESIGN 8): the fields given change on every registration the socket holds, or
+   * on the one it names, in one statement; the registry trigger's NOTIFY tells every replica and the api.
+   */
+  async updateMetadata(connection: RegistryConnection, params: UpdateMetadataParams): Promise<UpdateMetadataResult> {
+    const named = params.runtimeInstanceId;
+    if (named !== undefined && !connection.instances.has(named)) throw forbidden(NOT_OWNER_MESSAGE);
+    const ids = named === undefined ? [...connection.instances] : [named];
+    if (ids.length === 0) throw paramRefused('runtimeInstanceId', 'this connection holds no registration');
+    // Null counts as omitted, as in `service/register`: a field is changed only by a value.
+    const metadata = {
+      version: params.version ?? undefined,
+      protocol: params.protocol ?? undefined,
+      port: params.port ?? undefined,
+      tags: params.tags ?? undefined,
+    };
+    const updated = await this.instances.updateMetadata(ids, connection.id, metadata);
+    if (updated === undefined) {
+      throw paramRefused('port', 'another connected registration of this service already has this address and port');
+    }
+    // One order for the answer and the log, whatever order the statement returned.
+    updated.sort();
+    const { version, protocol, port, tags } = metadata;
+    const changed = Object.entries(metadata).flatMap(([field, value]) => (value === undefined ? [] : [field]));
+    // Tag values are the runtime's own data: the line names how many, not what.
+    const line = {
+      runtimeInstanceIds: updated,
+      changed,
+      version,
+      protocol,
+      port,
+      tags: tags && Object.keys(tags).length,
+    };
+    this.logger.log({ ...line, connectionId: connection.id }, 'instance metadata updated');
+    return { runtimeInstanceIds: updated, status: 'updated' };
+  }
+
   /** `service/deregister`: only the connection that registered the instance (and still holds it). */
-  async deregister(connection: RegistryConnection, runtimeInstanceId: string): Promise<DeregisterResult> {
+  async deregister(
+    connection: RegistryConnection,
+    runtimeInstanceId: string,
+    reason?: string,
+  ): Promise<DeregisterResult> {
     if (!connection.instances.has(runtimeInstanceId)) throw forbidden(NOT_OWNER_MESSAGE);
     const held = await this.instances.deregister(runtimeInstanceId, connection.id);
     this.connections.release(connection, runtimeInstanceId);
     // Another connection re-registered it meanwhile: it is theirs now.
     if (!held) throw forbidden(NOT_OWNER_MESSAGE);
-    this.logger.log({ runtimeInstanceId, connectionId: connection.id }, 'instance deregistered');
+    this.logger.log({ runtimeInstanceId, reason, connectionId: connection.id }, 'instance deregistered');
     return { runtimeInstanceId, status: 'deregistered' };
   }
 

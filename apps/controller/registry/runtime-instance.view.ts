@@ -18,6 +18,12 @@ export interface DeregisterResult {
   readonly status: 'deregistered';
 }
 
+/** The answer of `service/update_metadata` when it is sent as a request: the registrations it changed. */
+export interface UpdateMetadataResult {
+  readonly runtimeInstanceIds: readonly string[];
+  readonly status: 'updated';
+}
+
 /** The answer of `session/refresh` (DESIGN 8). */
 export interface RefreshResult {
   readonly status: 'refreshed';
