@@ -15,7 +15,8 @@ import { answerHelp } from './usage.js';
  */
 answerHelp(`usage: npm run example:runtime [-- --once]
 A runtime using libs/runtime-client against npm start: gets a token as the client CLIENT_ID (default
-petstore-dev) with CLIENT_SECRET, prints its configuration, registers 127.0.0.1:9000 with the controller and
+petstore-dev) with CLIENT_SECRET, prints its configuration, registers 127.0.0.1:9000 (version 1.0.0) with
+the controller, updates its version to 1.0.1 (service/update_metadata), prints the controller's entry and
 stays registered (reconnecting as needed) until Ctrl-C, printing each change of its configuration (pushed by
 the controller, or found after a reconnect); --once registers, prints and exits.
 Paste npm start's "export CLIENT_ID=... CLIENT_SECRET=..." line first. Also read: API_URL (default
@@ -43,6 +44,8 @@ if (clientSecret === undefined || clientSecret === '') {
   process.exit(2);
 }
 const apiUrl = env.API_URL ?? 'http://localhost:8080';
+const serviceId = env.SERVICE_ID ?? 'petstore';
+const envTag = env.ENV_TAG ?? 'dev';
 let registered = false;
 const client = await RuntimeClient.create({
   tokenEndpoint: `${apiUrl}/oauth2/token`,
@@ -51,8 +54,8 @@ const client = await RuntimeClient.create({
   apiUrl,
   controllerUrl: env.CONTROLLER_URL ?? 'ws://localhost:8081',
   host: env.RUNTIME_HOST ?? 'dev-host',
-  serviceId: env.SERVICE_ID ?? 'petstore',
-  envTag: env.ENV_TAG ?? 'dev',
+  serviceId,
+  envTag,
   ...(env.PRODUCT_ID && env.PRODUCT_VERSION ? { productId: env.PRODUCT_ID, productVersion: env.PRODUCT_VERSION } : {}),
   instance: { address: '127.0.0.1', port: 9000, protocol: 'http', version: '1.0.0' },
   onEvent: (event) => {
@@ -63,8 +66,16 @@ const client = await RuntimeClient.create({
 }).catch(fail);
 // A failure before the runtime is registered is one line naming its cause, never a stack trace.
 process.stdout.write(`config: ${JSON.stringify(await client.config().catch(fail))}\n`);
-process.stdout.write(`runtimeInstanceId: ${await client.register().catch(fail)}\n`);
+const runtimeInstanceId = await client.register().catch(fail);
+process.stdout.write(`runtimeInstanceId: ${runtimeInstanceId}\n`);
 registered = true;
+// As if 1.0.1 were rolled out in place: the controller hears it as the service/update_metadata notification.
+client.updateMetadata({ version: '1.0.1' });
+process.stdout.write('metadata updated: version 1.0.0 -> 1.0.1\n');
+// The lookup is served after the notification, so it shows what every watcher now sees (a refusal is no failure).
+const lookup = await client.lookup(serviceId, { envTag }).catch((error: unknown) => causeOf(error));
+const self = typeof lookup === 'string' ? lookup : lookup.nodes.find((n) => n.runtimeInstanceId === runtimeInstanceId);
+process.stdout.write(`the controller lists this instance as ${JSON.stringify(self)}\n`);
 if (process.argv.includes('--once')) {
   await client.close();
   process.exit(0);

@@ -19,6 +19,7 @@ export {
   type DiscoveryFilter,
   type DiscoverySubscription,
   type LookupResult,
+  type MetadataUpdate,
   type RuntimeClientEvent,
   type RuntimeClientOptions,
   type RuntimeInstance,

@@ -2,16 +2,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import type { RuntimeIdentity } from './claims.js';
+import { configDiff, type ConfigChange, type ConfigChangeListener, type ConfigLayerAddress } from './config-change.js';
 import { causeOf, type RuntimeClientActivity, type RuntimeClientEvent } from './events.js';
+import { InstanceMetadata, type MetadataUpdate, type RuntimeInstance } from './instance-metadata.js';
 import { TokenSource } from './token-source.js';
-
-export interface RuntimeInstance {
-  readonly address?: string;
-  readonly port?: number;
-  readonly protocol?: 'http' | 'https' | 'ws' | 'wss';
-  readonly version?: string;
-  readonly tags?: Readonly<Record<string, string>>;
-}
 
 export interface RuntimeClientOptions extends RuntimeIdentity {
   readonly tokenEndpoint: string;
@@ -33,6 +27,8 @@ export interface RuntimeClientOptions extends RuntimeIdentity {
 }
 
 export type { RuntimeClientEvent } from './events.js';
+export type { MetadataUpdate, RuntimeInstance } from './instance-metadata.js';
+export { configDiff, type ConfigChange, type ConfigChangeListener, type ConfigLayerAddress } from './config-change.js';
 
 export interface LookupResult {
   readonly serviceId: string;
@@ -88,55 +84,6 @@ export interface DiscoverySubscription {
   unsubscribe(): Promise<void>;
 }
 
-/** A layer's address as `config/changed` names it (absent parts null). */
-export interface ConfigLayerAddress {
-  readonly host: string;
-  readonly serviceId: string | null;
-  readonly productId: string | null;
-  readonly productVersion: string | null;
-  readonly envTag: string | null;
-}
-
-/** What `onConfigChange` callbacks get: the whole new config and the keys that differ from the last one. */
-export interface ConfigChange {
-  readonly values: Readonly<Record<string, unknown>>;
-  readonly added: readonly string[];
-  readonly changed: readonly string[];
-  readonly removed: readonly string[];
-  /** The previous value of each changed or removed key. */
-  readonly previous: Readonly<Record<string, unknown>>;
-  /** What made the client read again: a `config/changed` (its layer and version) or a reconnect. */
-  readonly cause:
-    | { readonly type: 'pushed'; readonly layer: ConfigLayerAddress; readonly version: number | null }
-    | { readonly type: 'reconnected' };
-}
-
-export type ConfigChangeListener = (change: ConfigChange) => void;
-
-/** The keys that differ between two flat configs (values compared as JSON: lists and maps too). */
-export function configDiff(
-  before: Readonly<Record<string, unknown>>,
-  after: Readonly<Record<string, unknown>>,
-): Pick<ConfigChange, 'added' | 'changed' | 'removed' | 'previous'> {
-  const added: string[] = [];
-  const changed: string[] = [];
-  const removed: string[] = [];
-  const previous: Record<string, unknown> = {};
-  for (const key of Object.keys(after)) {
-    if (!Object.hasOwn(before, key)) added.push(key);
-    else if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) {
-      changed.push(key);
-      previous[key] = before[key];
-    }
-  }
-  for (const key of Object.keys(before)) {
-    if (Object.hasOwn(after, key)) continue;
-    removed.push(key);
-    previous[key] = before[key];
-  }
-  return { added: added.sort(), changed: changed.sort(), removed: removed.sort(), previous };
-}
-
 type ConfigTrigger = ConfigChange['cause'];
 
 interface Watch {
@@ -154,6 +101,7 @@ export class RuntimeClient {
   private readonly tokens: TokenSource;
   private readonly cache = new Map<string, Cached>();
   private readonly fetchImpl: typeof fetch;
+  private readonly metadata: InstanceMetadata;
   private socket: WebSocket | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
@@ -174,6 +122,7 @@ export class RuntimeClient {
 
   private constructor(private readonly options: RuntimeClientOptions) {
     this.fetchImpl = options.fetch ?? fetch;
+    this.metadata = new InstanceMetadata(options.instance);
     this.tokens = new TokenSource({
       tokenEndpoint: options.tokenEndpoint,
       clientId: options.clientId,
@@ -344,6 +293,17 @@ export class RuntimeClient {
     watch.onChange(result);
   }
 
+  /**
+   * `service/update_metadata` (DESIGN 8): the instance's new version, protocol, port or tags, sent as the
+   * notification (no answer; an invalid value throws here). Remembered: every re-registration carries them.
+   */
+  updateMetadata(update: MetadataUpdate): void {
+    const params = this.metadata.apply(update);
+    // Sent behind the registration when one is in flight: the controller applies notifications in order.
+    if (this.socket?.readyState !== WebSocket.OPEN) return;
+    this.socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'service/update_metadata', params }));
+  }
+
   /** Deregisters and closes the socket; the client reconnects no more. */
   async close(): Promise<void> {
     this.closed = true;
@@ -384,8 +344,8 @@ export class RuntimeClient {
     // Only an opened socket is a connection that can be lost and reported as such.
     socket.on('close', (code, reason) => this.onClose(socket, code, reason.toString()));
     socket.on('error', (error) => this.emit({ type: 'error', error, during: 'connection' }));
-    const { serviceId, envTag, instance, productId, productVersion } = this.options;
-    const params: Record<string, unknown> = { serviceId, ...instance };
+    const { serviceId, envTag, productId, productVersion } = this.options;
+    const params: Record<string, unknown> = { serviceId, ...this.metadata.current };
     if (envTag !== undefined && envTag !== '') params.envTag = envTag;
     // The product's layers feed its config too: the controller pushes their changes as well.
     if (productId !== undefined && productVersion !== undefined) Object.assign(params, { productId, productVersion });
