@@ -121,25 +121,26 @@ export class JsonRpcWsAdapter extends WsAdapter {
   ): void {
     const methods = new Map<string, MessageMappingProperties>();
     for (const handler of handlers) methods.set(String(handler.message), handler);
-    // This socket's frames still being served, and the notifications among them (see below).
-    const frames = new Set<Promise<void>>();
-    const notifications = new Set<Promise<void>>();
+    // The last notification of this socket (it waited for everything before it) and the requests since.
+    let lastNotification: Promise<void> = Promise.resolve();
+    const requestsSince = new Set<Promise<void>>();
     client.on('message', (data: RawData, isBinary: boolean) => {
       const text = textOf(data);
       const frame = isBinary ? parseBinaryFrame(text) : parseFrame(text);
       // A notification acts after every frame sent before it (an update right behind its registration), and
       // every frame after the notifications sent before it (a lookup sees the update it follows); requests
       // are otherwise served concurrently, their answers matched by id.
-      const earlier = [...(frame.notification ? frames : notifications)];
+      const earlier = frame.notification ? [lastNotification, ...requestsSince] : [lastNotification];
       const served = Promise.allSettled(earlier)
         .then(() => this.dispatch(client, methods, frame))
         .catch((error: unknown) => this.rpcLogger.error({ err: error }, 'JSON-RPC frame failed'));
-      frames.add(served);
-      if (frame.notification) notifications.add(served);
-      void served.finally(() => {
-        frames.delete(served);
-        notifications.delete(served);
-      });
+      if (frame.notification) {
+        lastNotification = served;
+        requestsSince.clear();
+      } else {
+        requestsSince.add(served);
+        void served.finally(() => requestsSince.delete(served));
+      }
     });
   }
 
