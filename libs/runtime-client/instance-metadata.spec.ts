@@ -31,4 +31,13 @@ describe('InstanceMetadata', () => {
   it('takes tab and line breaks in tag values, as the controller does', () => {
     expect(metadataProblem({ tags: { note: 'a\tb\nc' } })).toBeUndefined();
   });
+
+  it('restates every update so far for the re-send after a reconnect, and nothing before the first', () => {
+    const metadata = new InstanceMetadata({ port: 9000, version: '1.0.0' });
+    expect(metadata.updates).toBeUndefined();
+    metadata.apply({ version: '1.0.1' });
+    metadata.apply({ tags: { zone: 'b' } });
+    metadata.apply({ version: '1.0.2' });
+    expect(metadata.updates).toEqual({ version: '1.0.2', tags: { zone: 'b' } });
+  });
 });

@@ -51,9 +51,16 @@ export function metadataProblem(update: MetadataUpdate): string | undefined {
  */
 export class InstanceMetadata {
   private instance: RuntimeInstance;
+  /** Every field `updateMetadata` has set so far, as the notification would carry them. */
+  private updated: Record<string, unknown> = {};
 
   constructor(configured: RuntimeInstance = {}) {
     this.instance = { ...configured };
+  }
+
+  /** The notification's params that restate every update so far; undefined before the first. */
+  get updates(): Record<string, unknown> | undefined {
+    return Object.keys(this.updated).length === 0 ? undefined : this.updated;
   }
 
   /** What to register as now. */
@@ -71,6 +78,7 @@ export class InstanceMetadata {
       ),
     );
     this.instance = { ...this.instance, ...params };
+    this.updated = { ...this.updated, ...params };
     return params;
   }
 }

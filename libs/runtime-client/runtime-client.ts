@@ -362,6 +362,11 @@ export class RuntimeClient {
     this.lostAt = undefined;
     this.scheduleRefresh();
     this.emit({ type: 'registered', runtimeInstanceId: result.runtimeInstanceId, ...(reconnect && { reconnect }) });
+    // The letter: updates are re-sent after a reconnect (the registration above already carried them).
+    const updates = this.metadata.updates;
+    if (reconnect !== undefined && updates !== undefined) {
+      socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'service/update_metadata', params: updates }));
+    }
     // Subscriptions belong to a socket: a new socket needs them again.
     for (const watch of this.watches) {
       await this.watch(watch).catch((error: unknown) => this.fail('subscribe', error));
