@@ -358,6 +358,15 @@ describe('POST /oauth2/token', () => {
     }
   });
 
+  it("a client's own concurrent requests from one address are not failures: sixteen at once all get tokens", async () => {
+    const client = await runtimeClient();
+    const auth = { authorization: basic(client.clientId, client.clientSecret) };
+    const answers = await Promise.all(
+      Array.from({ length: 16 }, () => tokenRequest({ grant_type: 'client_credentials' }, auth, '10.67.0.1')),
+    );
+    expect(answers.map((r) => r.statusCode)).toEqual(Array(16).fill(200));
+  });
+
   it('made-up client ids from one address get thirty secret checks a minute, so real clients keep slots', async () => {
     const client = await runtimeClient();
     const { SecretChecker, MAX_CHECKS_IN_FLIGHT } = await import('../../apps/api/token-issuer/client-secrets.js');

@@ -26,12 +26,14 @@ class FailureLog {
   constructor(
     private readonly limit: number,
     private readonly now: () => number,
+    /** Whether attempts still in flight count as if they might fail (the address: bounds a concurrent flood). */
+    private readonly countsPending: boolean,
   ) {}
 
   /** Seconds until an attempt would be admitted, or undefined when it is admitted now. */
   lockedFor(key: string): number | undefined {
     const recent = this.recent(key);
-    const pending = this.pending.get(key) ?? 0;
+    const pending = this.countsPending ? (this.pending.get(key) ?? 0) : 0;
     if (recent.length + pending < this.limit) return undefined;
     // Attempts in flight settle within a check's time; failures wait until enough of them leave the window.
     const mustExpire = recent.length + pending - this.limit;
@@ -74,8 +76,8 @@ class FailureLog {
 /**
  * Failed client authentications per (client id, address) and per address, in this process (DESIGN 10).
  * Existing and made-up ids are counted alike, so no answer tells them apart; keyed by address, so
- * failures from other addresses never lock a client out. Attempts in flight count toward both limits
- * until they settle, so a concurrent flood gets no more secret checks than the limits allow.
+ * failures from other addresses never lock a client out. Attempts in flight count toward the address's
+ * limit until they settle, so a concurrent flood gets no more secret checks than that limit allows.
  */
 @Injectable()
 export class FailureLimiter {
@@ -83,8 +85,11 @@ export class FailureLimiter {
   private readonly addresses: FailureLog;
 
   constructor(now: () => number = Date.now) {
-    this.pairs = new FailureLog(MAX_PAIR_FAILURES, now);
-    this.addresses = new FailureLog(MAX_ADDRESS_FAILURES, now);
+    // Only the address counts attempts in flight: a client's own concurrent requests (a fleet renewing at
+    // once, bench token's 16 connections) are not failures of its pair, while a flood from one address of
+    // made-up ids still gets no more than thirty checks at a time.
+    this.pairs = new FailureLog(MAX_PAIR_FAILURES, now, false);
+    this.addresses = new FailureLog(MAX_ADDRESS_FAILURES, now, true);
   }
 
   /** Seconds to wait when the pair or the address is locked; else the admitted attempt, to be settled once. */
