@@ -3,7 +3,6 @@ export { dataSourceOptions, migrate, runMigrations, type DatabaseOptions } from 
 export { DatabaseModule, type DatabaseModuleOptions } from './database.module.js';
 export { startEmbeddedPostgres, type EmbeddedServer, type EmbeddedOptions } from './embedded.js';
 export * from './entities/index.js';
-export { isDatabaseUnavailable, scrubSqlMessage } from './pg-errors.js';
 export { queryObserver } from './query-observer.js';
 export { DuplicateKeyError, StatementNames, Tx, UnitOfWork, type HostVisibility } from './repository.js';
 export * from './repositories/index.js';

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { scrubSqlMessage } from './pg-errors.js';
+import { scrubSqlMessage } from '#platform';
 import type { Logger as TypeOrmLogger } from 'typeorm';
 
 type Listener = (sql: string) => void;

@@ -71,3 +71,4 @@ export {
   type HostLocation,
   type HostRule,
 } from './access.js';
+export { isDatabaseUnavailable, scrubSqlMessage } from './database-errors.js';

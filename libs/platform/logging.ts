@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { scrubSqlMessage } from '#database';
+import { scrubSqlMessage } from './database-errors.js';
 import {
   pino,
   stdSerializers,

@@ -1,6 +1,6 @@
 import { Catch, HttpException, HttpStatus, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { isDatabaseUnavailable } from '#database';
+import { isDatabaseUnavailable } from './database-errors.js';
 
 export interface FieldError {
   readonly field: string;

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { bool, port, positiveInt, SettingsError, text, url, type Env } from './env-values.js';
 
 /** Algorithms passport-jwt (jsonwebtoken) can verify with a public key; `none`, HMAC and EdDSA are not here. */
 export const ASYMMETRIC_ALGORITHMS = [
@@ -84,48 +85,6 @@ export interface Settings {
   readonly logLevel: LogLevel;
 }
 
-/** A start-up configuration error; its message is the single line printed before exiting. */
-export class SettingsError extends Error {
-  constructor(variable: string, problem: string) {
-    super(`Invalid setting ${variable}: ${problem}`);
-    this.name = 'SettingsError';
-  }
-}
-
-type Env = Readonly<Record<string, string | undefined>>;
-
-function text(env: Env, name: string): string | undefined {
-  const value = env[name]?.trim();
-  return value === undefined || value === '' ? undefined : value;
-}
-
-function port(env: Env, name: string, fallback: number): number {
-  const raw = text(env, name);
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < 0 || value > 65535) {
-    throw new SettingsError(name, `must be an integer from 0 to 65535 (got "${raw}")`);
-  }
-  return value;
-}
-
-function positiveInt(env: Env, name: string, fallback: number): number {
-  const raw = text(env, name);
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) {
-    throw new SettingsError(name, `must be a positive integer (got "${raw}")`);
-  }
-  return Number(raw);
-}
-
-function bool(env: Env, name: string, fallback: boolean): boolean {
-  const raw = text(env, name)?.toLowerCase();
-  if (raw === undefined) return fallback;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw new SettingsError(name, `must be true or false (got "${env[name]}")`);
-}
-
 /** DATABASE_SESSION_URL, else DATABASE_URL; alone it would point sessions elsewhere than the embedded server. */
 function databaseSessionUrl(env: Env): string | undefined {
   const session = url(env, 'DATABASE_SESSION_URL', ['postgres:', 'postgresql:']);
@@ -133,21 +92,6 @@ function databaseSessionUrl(env: Env): string | undefined {
   if (session !== undefined && pooled === undefined)
     throw new SettingsError('DATABASE_SESSION_URL', 'needs DATABASE_URL');
   return session ?? pooled;
-}
-
-function url(env: Env, name: string, protocols: readonly string[]): string | undefined {
-  const raw = text(env, name);
-  if (raw === undefined) return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new SettingsError(name, 'must be a URL');
-  }
-  if (!protocols.includes(parsed.protocol)) {
-    throw new SettingsError(name, `must use ${protocols.join(' or ')} (got "${parsed.protocol}")`);
-  }
-  return raw;
 }
 
 function refusalReason(alg: string): string {
@@ -329,3 +273,4 @@ export function loadSettings(env: Env = process.env): Settings {
     logLevel: logLevel as LogLevel,
   };
 }
+export { SettingsError } from './env-values.js';

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { isDatabaseUnavailable, RuntimeInstanceRepository } from '#database';
+import { RuntimeInstanceRepository } from '#database';
+import { isDatabaseUnavailable } from '#platform';
 import { hasControlChars, newId, SETTINGS, type Settings } from '#platform';
 import { registeredEnv, type Principal } from '#token-binding';
 import { listInstances, toNodeView, type InstancePage, type ListInstancesQuery } from '#registry';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { QueryFailedError } from 'typeorm';
-import { isDatabaseUnavailable } from './pg-errors.js';
+import { isDatabaseUnavailable } from './database-errors.js';
 
 const pgError = (code: string, message = 'x'): Error => Object.assign(new Error(message), { code });
 
