@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { validate } from 'class-validator';
 import { plainToInstance } from 'class-transformer';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions, OAuthClientRepository, resolveDatabase, runMigrations } from '#database';
+import { dataSourceOptions, scriptDatabase, OAuthClientRepository, resolveDatabase, runMigrations } from '#database';
 import { flattenValidationErrors, loadSettings, ProblemException, SettingsError } from '#platform';
 import { ClientsService } from '../apps/api/token-issuer/clients.service.js';
 import { CreateClientDto } from '../apps/api/token-issuer/dto/create-client.dto.js';
@@ -58,7 +58,11 @@ try {
   const settings = loadSettings();
   const database = await resolveDatabase(settings);
   const db = new DataSource(
-    dataSourceOptions({ url: database.url, poolSize: 2, applicationName: 'bindery-client-create' }),
+    dataSourceOptions({
+      ...scriptDatabase(settings, database.url),
+      poolSize: 2,
+      applicationName: 'bindery-client-create',
+    }),
   );
   await db.initialize();
   try {

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions, resolveDatabase, runMigrations } from '#database';
+import { dataSourceOptions, scriptDatabase, resolveDatabase, runMigrations } from '#database';
 import { loadSettings, SettingsError } from '#platform';
 import {
   describeLayer,
@@ -24,9 +24,14 @@ async function main(argv: readonly string[]): Promise<void> {
   // Everything is read and checked before the database is opened.
   const contents = await readImport(plan);
   // The same settings as the processes: DATABASE_URL, else the embedded server under BINDERY_DATA_DIR.
-  const database = await resolveDatabase(loadSettings());
+  const settings = loadSettings();
+  const database = await resolveDatabase(settings);
   const dataSource = new DataSource(
-    dataSourceOptions({ url: database.url, poolSize: 2, applicationName: 'bindery-config-import' }),
+    dataSourceOptions({
+      ...scriptDatabase(settings, database.url),
+      poolSize: 2,
+      applicationName: 'bindery-config-import',
+    }),
   );
   try {
     await dataSource.initialize();

@@ -25,6 +25,7 @@ export class ApiModule {
         DatabaseModule.forRoot({
           url: options.databaseUrl,
           sessionUrl: options.settings.databaseSessionUrl ?? options.databaseUrl,
+          poolMode: options.settings.databasePoolMode,
           runMigrations: options.settings.runMigrations,
           poolSize: options.settings.dbPoolSize,
           statementTimeoutMs: options.settings.dbStatementTimeoutMs,

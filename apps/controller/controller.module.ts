@@ -20,6 +20,7 @@ export class ControllerModule {
         DatabaseModule.forRoot({
           url: options.databaseUrl,
           sessionUrl: options.settings.databaseSessionUrl ?? options.databaseUrl,
+          poolMode: options.settings.databasePoolMode,
           runMigrations: false,
           poolSize: options.settings.dbPoolSize,
           statementTimeoutMs: options.settings.dbStatementTimeoutMs,

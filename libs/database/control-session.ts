@@ -94,6 +94,8 @@ export class ControlSession implements OnApplicationShutdown {
       application_name: this.applicationName,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       keepAlive: true,
+      // A direct session (never a transaction pooler): its start-up packet carries the zone (DESIGN 15).
+      options: '-c TimeZone=UTC',
     });
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client));

@@ -2,7 +2,8 @@ import { Inject, Injectable, Logger, Module, type DynamicModule, type OnModuleIn
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ControlSession } from './control-session.js';
-import { behindPooler, dataSourceOptions, migrate, runMigrations } from './data-source.js';
+import type { PoolMode } from './access.js';
+import { dataSourceOptions, migrate, runMigrations } from './data-source.js';
 import { ChangeEventRepository } from './repositories/change-event.repository.js';
 import { ConfigHistoryRepository } from './repositories/config-history.repository.js';
 import { ConfigLayerRepository } from './repositories/config-layer.repository.js';
@@ -30,8 +31,10 @@ const REPOSITORIES = [
 
 export interface DatabaseModuleOptions {
   readonly url: string;
-  /** DATABASE_SESSION_URL: LISTEN, the lease and migrations, when `url` is a transaction pooler (DESIGN 15). */
+  /** DATABASE_SESSION_URL: LISTEN, the lease and migrations; required when `url` is a transaction pooler. */
   readonly sessionUrl?: string;
+  /** DATABASE_POOL_MODE (DESIGN 15): declared by the operator, never inferred from the URLs. */
+  readonly poolMode: PoolMode;
   /** Apply pending migrations before the app serves (the api does; the controller does not). */
   readonly runMigrations: boolean;
   readonly applicationName: string;
@@ -53,18 +56,18 @@ class MigrationsOnStart implements OnModuleInit {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    if (behindPooler(this.options)) await this.checkPoolerTimeout();
+    const { sessionUrl, poolMode } = this.options;
+    if (poolMode === 'transaction') await this.checkPoolerTimeout();
     if (!this.enabled) return;
-    // Their advisory lock is a session's: behind a transaction pooler they run on a direct connection.
-    const { sessionUrl } = this.options;
+    // Migrations hold their locks for a whole batch: behind a transaction pooler they run on a direct connection.
     const applied =
-      sessionUrl !== undefined && behindPooler(this.options)
+      sessionUrl !== undefined && poolMode === 'transaction'
         ? await migrate(sessionUrl)
         : await runMigrations(this.dataSource);
     if (applied.length > 0) this.logger.log(`applied migrations: ${applied.join(', ')}`);
   }
 
-  /** Behind a pooler the timeout is the pooler's (its server connections'): say so when they have none. */
+  /** Statements outside a transaction run under the pooler's timeout (its server connections'): say so when none. */
   private async checkPoolerTimeout(): Promise<void> {
     const rows = await this.dataSource.query<{ ms: string }[]>(
       `select setting as ms from pg_settings where name = 'statement_timeout'`,
@@ -73,16 +76,28 @@ class MigrationsOnStart implements OnModuleInit {
     if (ms === 0 && this.options.statementTimeoutMs > 0) {
       this.logger.warn(
         { statementTimeoutMs: this.options.statementTimeoutMs },
-        'DATABASE_URL is a pooler whose server connections have no statement_timeout: set it there ' +
-          '(PgBouncer connect_query, or ALTER ROLE ... SET statement_timeout); DB_STATEMENT_TIMEOUT_MS is not sent to a pooler',
+        'DATABASE_URL is a transaction pooler whose server connections have no statement_timeout: set it there ' +
+          '(PgBouncer connect_query, or ALTER ROLE ... SET statement_timeout); DB_STATEMENT_TIMEOUT_MS covers transactions only',
       );
     }
+  }
+}
+
+/** A transaction pooler keeps no session: LISTEN there would be silently lost, so refuse to start instead. */
+export function assertSessionUrl(options: Pick<DatabaseModuleOptions, 'url' | 'sessionUrl' | 'poolMode'>): void {
+  if (options.poolMode !== 'transaction') return;
+  if (options.sessionUrl === undefined || options.sessionUrl === options.url) {
+    throw new Error(
+      'DATABASE_POOL_MODE=transaction needs DATABASE_SESSION_URL: a direct connection (not the pooler) for LISTEN, ' +
+        'the controller lease and migrations',
+    );
   }
 }
 
 @Module({})
 export class DatabaseModule {
   static forRoot(options: DatabaseModuleOptions): DynamicModule {
+    assertSessionUrl(options);
     const logger = new Logger('Database');
     return {
       module: DatabaseModule,
@@ -92,10 +107,10 @@ export class DatabaseModule {
           ...dataSourceOptions({
             url: options.url,
             sessionUrl: options.sessionUrl,
+            poolMode: options.poolMode,
             applicationName: options.applicationName,
             poolSize: options.poolSize,
             statementTimeoutMs: options.statementTimeoutMs,
-            namedStatements: true,
             sink: {
               error: (fields, message) => logger.error({ ...fields }, message),
               warn: (fields, message) => logger.warn({ ...fields }, message),

@@ -1,14 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import pg from 'pg';
 import { InjectDataSource } from '@nestjs/typeorm';
-import {
-  QueryFailedError,
-  type DataSource,
-  type EntityManager,
-  type ObjectLiteral,
-  type SelectQueryBuilder,
-} from 'typeorm';
-import { NAMED_STATEMENTS, SLOW_QUERY_MS } from './data-source.js';
+import { type DataSource, type EntityManager, type ObjectLiteral, type SelectQueryBuilder } from 'typeorm';
+import { accessOf } from './access.js';
 import { uniqueViolation } from './pg-errors.js';
 
 const MANAGERS = new WeakMap<Tx, EntityManager>();
@@ -39,7 +32,10 @@ export class UnitOfWork {
 
   async run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     const committed: (() => void)[] = [];
-    const result = await this.db.transaction((manager) => {
+    const settings = accessOf(this.db).transactionSettings();
+    const result = await this.db.transaction(async (manager) => {
+      // Transaction mode: the zone and timeout live as long as the transaction, never on the pooled session.
+      if (settings !== undefined) await manager.query(settings.text, settings.values);
       const tx = Tx.of(manager);
       AFTER_COMMIT.set(tx, committed);
       return work(tx);
@@ -105,61 +101,6 @@ export function whereVisible<T extends ObjectLiteral>(
   return query.andWhere(`(${column} is null or ${column} = :visibleHost)`, { visibleHost: visibility.host });
 }
 
-interface PgPool {
-  query(statement: string | pg.Query, parameters?: readonly unknown[]): Promise<{ rows: unknown[] }>;
-}
-
-/**
- * `text` as the named statement `name`. Built from the text and then named: given a config object, pg
- * copies it property by property on every call, which cost more client CPU than the name saved (bench peer).
- */
-function namedQuery(name: string, text: string, values: readonly unknown[]): pg.Query {
-  const query = new pg.Query(text, values as unknown[]);
-  (query as { name?: string }).name = name;
-  return query;
-}
-
-/** TypeORM's pg pool (`PostgresDriver.master`, typed `any` there) and its statement names, once per data source. */
-interface Pool {
-  readonly pg: PgPool;
-  /** Null behind a transaction pooler (DESIGN 15: no named prepared statements there). */
-  readonly names: StatementNames | null;
-}
-const POOLS = new WeakMap<DataSource, Pool>();
-function poolOf(db: DataSource): Pool {
-  let pool = POOLS.get(db);
-  if (pool === undefined) {
-    const master = (db.driver as unknown as { master?: Partial<PgPool> }).master;
-    if (typeof master?.query !== 'function') throw new Error('the data source has no pg pool (not initialized?)');
-    const named = (db.options as { extra?: Record<string, unknown> }).extra?.[NAMED_STATEMENTS] === true;
-    pool = { pg: master as PgPool, names: named ? new StatementNames(MAX_NAMED_STATEMENTS) : null };
-    POOLS.set(db, pool);
-  }
-  return pool;
-}
-
-/**
- * Names for statement texts, so that pg prepares each once per connection and PostgreSQL plans it once
- * per session (a parse and plan cost as much as a short statement's execution, bench peer). At most `max`
- * texts get a name, so neither pg's per-connection cache nor the server's sessions grow without bound.
- */
-export class StatementNames {
-  private readonly names = new Map<string, string>();
-
-  constructor(private readonly max: number) {}
-
-  /** The name of `text`, or undefined once `max` other texts have one (then it runs unnamed). */
-  of(text: string): string | undefined {
-    const name = this.names.get(text);
-    if (name !== undefined || this.names.size >= this.max) return name;
-    const next = `bindery_${this.names.size + 1}`;
-    this.names.set(text, next);
-    return next;
-  }
-}
-
-const MAX_NAMED_STATEMENTS = 200;
-
 /** What every repository shares: the data source, and the same repository bound to a transaction. */
 export abstract class BaseRepository {
   protected manager: EntityManager;
@@ -171,28 +112,12 @@ export abstract class BaseRepository {
   }
 
   /**
-   * One statement: in the bound transaction, or outside one straight on TypeORM's pg pool. The pool path
-   * skips the query runner's acquire, broadcast and release (about a tenth of a read's CPU, bench auth) and
-   * keeps what callers rely on: the statement is logged and counted, slow ones warned, errors are QueryFailedError.
+   * One statement: in the bound transaction, or outside one through the access layer straight on the pool
+   * (named on session pools; skips the query runner's acquire and release, about a tenth of a read's CPU).
    */
   protected async rows<T>(sql: string, parameters: readonly unknown[] = []): Promise<T[]> {
     if (this.tx !== undefined) return this.manager.query<T[]>(sql, parameters as unknown[]);
-    const logger = this.db.logger;
-    logger.logQuery(sql, parameters as unknown[]);
-    const started = Date.now();
-    try {
-      const pool = poolOf(this.db);
-      const name = pool.names?.of(sql);
-      const result = await (name === undefined
-        ? pool.pg.query(sql, parameters)
-        : pool.pg.query(namedQuery(name, sql, parameters)));
-      const elapsed = Date.now() - started;
-      if (elapsed > SLOW_QUERY_MS) logger.logQuerySlow(elapsed, sql, parameters as unknown[]);
-      return result.rows as T[];
-    } catch (error) {
-      logger.logQueryError(error as Error, sql, parameters as unknown[]);
-      throw new QueryFailedError(sql, parameters as unknown[], error as Error);
-    }
+    return accessOf(this.db).rows<T>(sql, parameters);
   }
 
   /** This repository inside `tx`: its statements run in that transaction. */

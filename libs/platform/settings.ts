@@ -29,6 +29,8 @@ export interface Settings {
   readonly databaseUrl: string | undefined;
   /** A connection of its own (LISTEN, session advisory locks, migrations) when DATABASE_URL is a pooler (DESIGN 15). */
   readonly databaseSessionUrl: string | undefined;
+  /** What DATABASE_URL is, as the operator declares it: `transaction` names a transaction pooler (DESIGN 15). */
+  readonly databasePoolMode: 'session' | 'transaction';
   /** Port of the embedded PostgreSQL used when DATABASE_URL is unset. */
   readonly embeddedPostgresPort: number;
   readonly apiPort: number;
@@ -92,6 +94,23 @@ function databaseSessionUrl(env: Env): string | undefined {
   if (session !== undefined && pooled === undefined)
     throw new SettingsError('DATABASE_SESSION_URL', 'needs DATABASE_URL');
   return session ?? pooled;
+}
+
+/** DATABASE_POOL_MODE; `transaction` keeps no session, so LISTEN and migrations need DATABASE_SESSION_URL. */
+function databasePoolMode(env: Env): 'session' | 'transaction' {
+  const mode = text(env, 'DATABASE_POOL_MODE') ?? 'session';
+  if (mode !== 'session' && mode !== 'transaction') {
+    throw new SettingsError('DATABASE_POOL_MODE', `must be session or transaction, not "${mode}"`);
+  }
+  const session = text(env, 'DATABASE_SESSION_URL');
+  if (mode === 'transaction' && (session === undefined || session === text(env, 'DATABASE_URL'))) {
+    throw new SettingsError(
+      'DATABASE_POOL_MODE',
+      'transaction needs DATABASE_SESSION_URL, a direct connection for LISTEN, the controller lease and migrations ' +
+        '(a transaction pooler would silently lose notifications)',
+    );
+  }
+  return mode;
 }
 
 function refusalReason(alg: string): string {
@@ -235,6 +254,7 @@ export function loadSettings(env: Env = process.env): Settings {
     dataDir: resolve(text(env, 'BINDERY_DATA_DIR') ?? '.data'),
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databaseSessionUrl: databaseSessionUrl(env),
+    databasePoolMode: databasePoolMode(env),
     embeddedPostgresPort: port(env, 'EMBEDDED_POSTGRES_PORT', 54329),
     apiPort,
     controllerPort: port(env, 'CONTROLLER_PORT', 8081),

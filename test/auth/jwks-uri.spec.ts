@@ -46,6 +46,7 @@ describe('JWT_JWKS_URI over http: with NODE_ENV=production (DESIGN 6.1)', () => 
       NODE_ENV: 'production',
       DATABASE_URL: process.env.DATABASE_URL ?? '',
       DATABASE_SESSION_URL: process.env.DATABASE_SESSION_URL ?? '',
+      DATABASE_POOL_MODE: process.env.DATABASE_POOL_MODE ?? '',
       JWT_ISSUER: ISSUER,
       CONTROLLER_HOST_ID: 'h-prod',
       LISTEN_HOST: '127.0.0.1',

@@ -517,6 +517,7 @@ describe('npm run client:create', () => {
     run('scripts/client-create.js', args, {
       DATABASE_URL: process.env.DATABASE_URL ?? '',
       DATABASE_SESSION_URL: process.env.DATABASE_SESSION_URL ?? '',
+      DATABASE_POOL_MODE: process.env.DATABASE_POOL_MODE ?? '',
       TOKEN_ISSUER_KEY_FILE: keys.file,
       JWT_ISSUER: ISSUER,
       CONTROLLER_HOST_ID: 'h-ctl',

@@ -33,7 +33,7 @@ async function startController(host: string): Promise<{ process: Spawned; wsUrl:
 }
 
 beforeAll(async () => {
-  await migrate(process.env.DATABASE_URL ?? '');
+  await migrate(process.env.DATABASE_SESSION_URL || (process.env.DATABASE_URL ?? ''));
   // In the order they were asked for, not the order they became ready: the third is the other host's.
   apis.push(...(await Promise.all([startApi(), startApi()])));
   controllers.push(

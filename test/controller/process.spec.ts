@@ -13,7 +13,7 @@ describe('controller process', () => {
   const hostId = unique('proc');
 
   beforeAll(async () => {
-    await migrate(process.env.DATABASE_URL ?? '');
+    await migrate(process.env.DATABASE_SESSION_URL || (process.env.DATABASE_URL ?? ''));
     table = new RegistryTable();
     port = await freePort();
     controller = await startBuilt('apps/controller/main.js', port, {

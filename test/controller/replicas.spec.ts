@@ -15,7 +15,7 @@ let table: RegistryTable;
 
 beforeAll(async () => {
   // The controller never migrates; in production the api does, here the test.
-  await migrate(process.env.DATABASE_URL ?? '');
+  await migrate(process.env.DATABASE_SESSION_URL || (process.env.DATABASE_URL ?? ''));
   table = new RegistryTable();
 });
 afterAll(async () => {

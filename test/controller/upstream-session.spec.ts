@@ -17,7 +17,7 @@ let wsUrl: string;
 let table: RegistryTable;
 
 beforeAll(async () => {
-  await migrate(process.env.DATABASE_URL ?? '');
+  await migrate(process.env.DATABASE_SESSION_URL || (process.env.DATABASE_URL ?? ''));
   const port = await freePort();
   controller = await startBuilt('apps/controller/main.js', port, {
     CONTROLLER_PORT: String(port),

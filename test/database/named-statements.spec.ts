@@ -4,8 +4,8 @@ import { StatementNames, TagRepository } from '#database';
 import { startApi, unique, type TestApi } from '../support/api.js';
 
 const url = (): string => process.env.DATABASE_URL ?? '';
-// CI's PgBouncer run (DESIGN 15): DATABASE_URL is a transaction pooler, where no statement may be named.
-const pooled = (process.env.DATABASE_SESSION_URL || url()) !== url();
+// CI's PgBouncer run (DESIGN 15): DATABASE_URL is a transaction pooler, declared so; no statement may be named.
+const pooled = process.env.DATABASE_POOL_MODE === 'transaction';
 
 /** The named statements of the session a one-connection api reads a tag in (read twice). */
 async function namedTagReads(api: TestApi): Promise<number> {
@@ -34,12 +34,28 @@ describe('hot reads are named statements on a direct connection, never behind a 
     },
   );
 
-  it('a DATABASE_SESSION_URL other than DATABASE_URL declares a pooler: nothing is named', async () => {
+  it('DATABASE_POOL_MODE=transaction: nothing is named', async () => {
     const session = new URL(process.env.DATABASE_SESSION_URL || url());
+    session.searchParams.set('application_name', 'bindery-session');
+    const api = await startApi({
+      DB_POOL_SIZE: '1',
+      DATABASE_POOL_MODE: 'transaction',
+      DATABASE_SESSION_URL: session.toString(),
+    });
+    try {
+      expect(await namedTagReads(api)).toBe(0);
+    } finally {
+      await api.close();
+    }
+  });
+
+  // Nothing is inferred from the URLs: two different URLs with no declared mode are still a session pool.
+  (pooled ? it.skip : it)('a DATABASE_SESSION_URL of its own declares nothing: statements stay named', async () => {
+    const session = new URL(url());
     session.searchParams.set('application_name', 'bindery-session');
     const api = await startApi({ DB_POOL_SIZE: '1', DATABASE_SESSION_URL: session.toString() });
     try {
-      expect(await namedTagReads(api)).toBe(0);
+      expect(await namedTagReads(api)).toBe(1);
     } finally {
       await api.close();
     }
@@ -54,5 +70,17 @@ describe('StatementNames', () => {
     expect(names.of('select 4')).toBeUndefined();
     expect(['select 1', 'select 2', 'select 3'].map((text) => names.of(text))).toEqual(first);
     expect(names.of('select 4')).toBeUndefined();
+  });
+
+  it('renews a name (0A000: the statement is prepared again under it) until `max` names were handed out', () => {
+    const names = new StatementNames(3);
+    const first = names.of('select 1');
+    const renewed = names.renew('select 1');
+    expect(renewed).toBeDefined();
+    expect(renewed).not.toBe(first);
+    expect(names.of('select 1')).toBe(renewed);
+    names.of('select 2');
+    expect(names.renew('select 1')).toBeUndefined();
+    expect(names.of('select 1')).toBeUndefined();
   });
 });

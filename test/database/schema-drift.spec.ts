@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
 import { dataSourceOptions } from '#database';
-import { openDatabase } from '../support/database.js';
+import { openDatabase, testDatabaseOptions } from '../support/database.js';
 
 let db: DataSource;
 
@@ -32,8 +32,10 @@ describe('TypeORM entities and the migrated schema', () => {
   });
 
   it('the comparison is not vacuous: an entity that drifts from the schema shows up as pending changes', async () => {
-    const url = process.env.DATABASE_URL ?? '';
-    const drifted = new DataSource({ ...dataSourceOptions({ url, poolSize: 1 }), entities: [DriftedTag] });
+    const drifted = new DataSource({
+      ...dataSourceOptions({ ...testDatabaseOptions(), poolSize: 1 }),
+      entities: [DriftedTag],
+    });
     await drifted.initialize();
     try {
       const changes = (await pendingChanges(drifted)).join('\n');

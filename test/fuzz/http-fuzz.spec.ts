@@ -566,7 +566,7 @@ describe('the HTTP edges of both processes, fuzzed (DESIGN 3)', () => {
   const hostId = 'fuzz-host';
 
   beforeAll(async () => {
-    await migrate(process.env.DATABASE_URL ?? '');
+    await migrate(process.env.DATABASE_SESSION_URL || (process.env.DATABASE_URL ?? ''));
     const [apiPort, controllerPort] = [await freePort(), await freePort()];
     [api, controller] = await Promise.all([
       startBuilt('apps/api/main.js', apiPort, { API_PORT: String(apiPort), CONTROLLER_HOST_ID: hostId }),

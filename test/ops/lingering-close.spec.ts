@@ -13,7 +13,7 @@ let controller: Spawned | undefined;
 const ports = { api: 0, controller: 0 };
 
 beforeAll(async () => {
-  await migrate(process.env.DATABASE_URL ?? '');
+  await migrate(process.env.DATABASE_SESSION_URL || (process.env.DATABASE_URL ?? ''));
   [ports.api, ports.controller] = [await freePort(), await freePort()];
   [api, controller] = await Promise.all([
     startBuilt('apps/api/main.js', ports.api, { API_PORT: String(ports.api), CONTROLLER_HOST_ID: 'linger-host' }),

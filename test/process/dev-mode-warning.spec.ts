@@ -70,6 +70,7 @@ describe('the dev-mode warning at start', () => {
       const spawned = run(entry.entry, [], {
         DATABASE_URL: process.env.DATABASE_URL ?? '',
         DATABASE_SESSION_URL: process.env.DATABASE_SESSION_URL ?? '',
+        DATABASE_POOL_MODE: process.env.DATABASE_POOL_MODE ?? '',
         BINDERY_DATA_DIR: dir,
         LISTEN_HOST: '127.0.0.1',
         LOG_LEVEL: 'info',

@@ -71,6 +71,7 @@ describe('Nest monorepo tooling (nest-cli.json)', () => {
       {
         DATABASE_URL: process.env.DATABASE_URL ?? '',
         DATABASE_SESSION_URL: process.env.DATABASE_SESSION_URL ?? '',
+        DATABASE_POOL_MODE: process.env.DATABASE_POOL_MODE ?? '',
         API_PORT: String(port),
         LISTEN_HOST: '127.0.0.1',
         JWT_JWKS_FILE: writeJwksFile(),

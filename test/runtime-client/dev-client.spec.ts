@@ -15,7 +15,7 @@ describe('the dev runtime client petstore-dev', () => {
   let db: DataSource;
 
   beforeAll(async () => {
-    await migrate(process.env.DATABASE_URL ?? '');
+    await migrate(process.env.DATABASE_SESSION_URL || (process.env.DATABASE_URL ?? ''));
     api = await listenApi({ JWT_JWKS_FILE: '', TOKEN_ISSUER_KEY_FILE: keys.file, JWT_ISSUER: ISSUER });
     db = api.app.get(DataSource);
     await new OAuthClientRepository(db).delete(DEV_CLIENT_ID, 'all');

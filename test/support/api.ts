@@ -28,6 +28,7 @@ export function testSettings(env: Record<string, string> = {}): Settings {
     NODE_ENV: 'test',
     DATABASE_URL: process.env.DATABASE_URL,
     DATABASE_SESSION_URL: process.env.DATABASE_SESSION_URL,
+    DATABASE_POOL_MODE: process.env.DATABASE_POOL_MODE,
     JWT_JWKS_FILE: writeJwksFile(),
     JWT_ISSUER: ISSUER,
     CONTROLLER_HOST_ID: 'h-ctl',

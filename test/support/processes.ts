@@ -121,6 +121,7 @@ export async function startBuilt(entry: string, port: number, env: Record<string
     DATABASE_URL: process.env.DATABASE_URL ?? '',
     // The session URL goes with the test database; a test that names its own server uses that one alone.
     DATABASE_SESSION_URL: env.DATABASE_URL === undefined ? (process.env.DATABASE_SESSION_URL ?? '') : '',
+    DATABASE_POOL_MODE: env.DATABASE_URL === undefined ? (process.env.DATABASE_POOL_MODE ?? '') : '',
     LISTEN_HOST: '127.0.0.1',
     JWT_JWKS_FILE: writeJwksFile(),
     JWT_ISSUER: ISSUER,

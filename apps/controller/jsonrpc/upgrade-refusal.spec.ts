@@ -15,7 +15,7 @@ let controller: Spawned | undefined;
 let port = 0;
 
 beforeAll(async () => {
-  await migrate(process.env.DATABASE_URL ?? '');
+  await migrate(process.env.DATABASE_SESSION_URL || (process.env.DATABASE_URL ?? ''));
   port = await freePort();
   controller = await startBuilt('apps/controller/main.js', port, {
     CONTROLLER_PORT: String(port),

@@ -53,8 +53,10 @@ export class EntityRepository extends BaseRepository {
    */
   async findById(table: EntityTable, id: string, lock = false): Promise<TaggableEntity | null> {
     const metadata = this.manager.connection.getMetadata(table.entity);
+    // Named columns: a prepared `select *` fails (0A000) once a release adds a column (DESIGN 15).
+    const columns = metadata.columns.map((c) => `"${c.databaseName}"`).join(', ');
     const rows = await this.rows<Record<string, unknown>>(
-      `select * from ${metadata.tableName} where ${this.columnOf(table, table.idField)} = $1${lock ? ' for update' : ''}`,
+      `select ${columns} from ${metadata.tableName} where ${this.columnOf(table, table.idField)} = $1${lock ? ' for update' : ''}`,
       [id],
     );
     const row = rows[0];
