@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Module, type DynamicModule, type OnModuleIn
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ControlSession } from './control-session.js';
-import type { PoolMode } from './access.js';
+import { accessOf, type PoolMode } from './access.js';
 import { dataSourceOptions, migrate, runMigrations } from './data-source.js';
 import { ChangeEventRepository } from './repositories/change-event.repository.js';
 import { ConfigHistoryRepository } from './repositories/config-history.repository.js';
@@ -127,7 +127,8 @@ export class DatabaseModule {
         // Connects on first use only: a process that never listens or leases opens no extra session.
         {
           provide: ControlSession,
-          useFactory: () => new ControlSession(options.sessionUrl ?? options.url, `${options.applicationName}-control`),
+          useFactory: (db: DataSource) => accessOf(db).openSession('control'),
+          inject: [DataSource],
         },
         ...REPOSITORIES,
       ],

@@ -37,7 +37,7 @@ export interface IssuerWorld {
 }
 
 export async function startIssuerWorld(host: string, serviceId: string): Promise<IssuerWorld> {
-  await migrate(process.env.DATABASE_URL ?? '');
+  await migrate(process.env.DATABASE_SESSION_URL || (process.env.DATABASE_URL ?? ''));
   const env = issuerEnv();
   const api = await listenApi(env);
   const port = await freePort();
