@@ -206,9 +206,9 @@ describe('PgBouncer in transaction mode (DESIGN 15)', () => {
   const processes: Process[] = [];
   afterAll(() => stopAll(processes));
 
-  it('DATABASE_URL through PgBouncer, DATABASE_SESSION_URL direct: the api starts and serves, a registration on one controller reaches a subscriber on another', async () => {
+  it('DATABASE_URL through PgBouncer (DATABASE_POOL_MODE=transaction), DATABASE_SESSION_URL direct: the api starts and serves, a registration on one controller reaches a subscriber on another', async () => {
     const pooled = await cluster.startPgBouncer(STATEMENT_TIMEOUT_MS);
-    const env = { DATABASE_URL: pooled, DATABASE_SESSION_URL: cluster.url() };
+    const env = { DATABASE_URL: pooled, DATABASE_SESSION_URL: cluster.url(), DATABASE_POOL_MODE: 'transaction' };
     // The api applies the migrations (on the session URL) before it is ready.
     processes.push(await startProcess('api', 'h-pgb', env));
     processes.push(await startProcess('controller', 'h-pgb', env), await startProcess('controller', 'h-pgb', env));
@@ -220,7 +220,7 @@ describe('PgBouncer in transaction mode (DESIGN 15)', () => {
       body: JSON.stringify({ tagName: `pgb-${run}` }),
     });
     expect(created.status).toBe(201);
-    // The pooled connections carry the pooler's timeout, not a start-up parameter of their own.
+    // Statements outside a transaction carry the pooler's timeout, not a start-up parameter of their own.
     const timeouts = await cluster.query<{ statement_timeout: string }>(pooled, 'show statement_timeout');
     expect(timeouts[0]?.statement_timeout).toBe('5s');
     const serviceId = `pgb-svc-${run}`;
@@ -242,7 +242,7 @@ describe.each(['switchover', 'failover'] as const)('%s under load (DESIGN 15)', 
 
   beforeAll(async () => {
     await cluster.healthy();
-    const env = { DATABASE_URL: cluster.url(), DATABASE_SESSION_URL: '' };
+    const env = { DATABASE_URL: cluster.url(), DATABASE_SESSION_URL: '', DATABASE_POOL_MODE: '' };
     apis.push(...(await Promise.all([startProcess('api', hostId, env), startProcess('api', hostId, env)])));
     controllers.push(
       ...(await Promise.all([startProcess('controller', hostId, env), startProcess('controller', hostId, env)])),
