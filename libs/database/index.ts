@@ -12,3 +12,4 @@ export { propertyChange, sameJson } from './property-change.js';
 export { compareKeys, sortedRecord } from './sorted.js';
 export type { SortOrder } from './sort-order.js';
 export { parseTimestamptz } from './timestamps.js';
+export { migrations, type MigrationStep, type SteppedMigration } from './migrations/index.js';

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import type { MigrationStep } from './step.js';
 
 /** Columns every entity table has after its id and own fields (DESIGN 5.1). */
 const AUDIT_COLUMNS = `
@@ -27,6 +28,8 @@ const ENTITY_TABLES: Readonly<Record<string, string>> = {
 
 export class CreateEntities1763700001000 implements MigrationInterface {
   name = 'CreateEntities1763700001000';
+  // Expand-then-contract (docs/CONTRIBUTING.md): only adds; the previous release keeps working.
+  readonly step: MigrationStep = 'expand';
 
   async up(db: QueryRunner): Promise<void> {
     for (const [table, columns] of Object.entries(ENTITY_TABLES)) {

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import type { MigrationStep } from './step.js';
 
 /**
  * Config server storage (DESIGN 7). A layer is one address: host, then a service or a product version,
@@ -7,6 +8,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  */
 export class CreateConfig1763700002000 implements MigrationInterface {
   name = 'CreateConfig1763700002000';
+  // Expand-then-contract (docs/CONTRIBUTING.md): only adds; the previous release keeps working.
+  readonly step: MigrationStep = 'expand';
 
   async up(db: QueryRunner): Promise<void> {
     await db.query(`

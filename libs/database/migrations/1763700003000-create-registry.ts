@@ -1,8 +1,11 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import type { MigrationStep } from './step.js';
 
 /** The controller's registry of runtime instances (DESIGN 8). */
 export class CreateRegistry1763700003000 implements MigrationInterface {
   name = 'CreateRegistry1763700003000';
+  // Expand-then-contract (docs/CONTRIBUTING.md): only adds; the previous release keeps working.
+  readonly step: MigrationStep = 'expand';
 
   async up(db: QueryRunner): Promise<void> {
     await db.query(`

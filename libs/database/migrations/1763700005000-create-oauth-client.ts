@@ -1,8 +1,11 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import type { MigrationStep } from './step.js';
 
 /** Client records of the built-in client-credentials issuer (DESIGN 10). */
 export class CreateOAuthClient1763700005000 implements MigrationInterface {
   name = 'CreateOAuthClient1763700005000';
+  // Expand-then-contract (docs/CONTRIBUTING.md): only adds; the previous release keeps working.
+  readonly step: MigrationStep = 'expand';
 
   async up(db: QueryRunner): Promise<void> {
     await db.query(`

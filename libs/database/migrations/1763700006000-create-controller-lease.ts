@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import type { MigrationStep } from './step.js';
 
 /**
  * Controller replicas (DESIGN 8.1): leases judged by the database's clock, and a notification on every
@@ -6,6 +7,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  */
 export class CreateControllerLease1763700006000 implements MigrationInterface {
   name = 'CreateControllerLease1763700006000';
+  // Expand-then-contract (docs/CONTRIBUTING.md): only adds; the previous release keeps working.
+  readonly step: MigrationStep = 'expand';
 
   async up(db: QueryRunner): Promise<void> {
     await db.query(`

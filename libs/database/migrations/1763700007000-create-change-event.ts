@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import type { MigrationStep } from './step.js';
 
 /**
  * The change feed's outbox (DESIGN 12): one row per change, written in the transaction of the change.
@@ -7,6 +8,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  */
 export class CreateChangeEvent1763700007000 implements MigrationInterface {
   name = 'CreateChangeEvent1763700007000';
+  // Expand-then-contract (docs/CONTRIBUTING.md): only adds; the previous release keeps working.
+  readonly step: MigrationStep = 'expand';
 
   async up(db: QueryRunner): Promise<void> {
     await db.query(`create sequence change_event_seq as bigint`);

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import type { MigrationStep } from './step.js';
 
 /** The entity tables, each with its id column. */
 const ENTITY_TABLES = ['schema', 'product', 'document'] as const;
@@ -10,6 +11,8 @@ const ENTITY_TABLES = ['schema', 'product', 'document'] as const;
  */
 export class EntityTagHost1763700008000 implements MigrationInterface {
   name = 'EntityTagHost1763700008000';
+  // Expand-then-contract (docs/CONTRIBUTING.md): only adds; the previous release keeps working.
+  readonly step: MigrationStep = 'expand';
 
   async up(db: QueryRunner): Promise<void> {
     await db.query(`alter table entity_tag add column entity_host_id varchar(22) null`);

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import type { MigrationStep } from './step.js';
 
 /**
  * Cheaper writes to the outbox (bench events: 0.72× of the writes without it). The wake-up moves out of
@@ -8,6 +9,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  */
 export class ChangeEventNotifyAfterCommit1763700009000 implements MigrationInterface {
   name = 'ChangeEventNotifyAfterCommit1763700009000';
+  // Expand-then-contract (docs/CONTRIBUTING.md): only adds; the previous release keeps working.
+  readonly step: MigrationStep = 'expand';
 
   async up(db: QueryRunner): Promise<void> {
     await db.query(`drop trigger tr_change_event_notify on change_event`);

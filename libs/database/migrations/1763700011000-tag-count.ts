@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import type { MigrationStep } from './step.js';
 
 /**
  * Exact tag totals per host without counting rows (DESIGN 4.2 wants exact totals): `tag_count` holds one
@@ -8,6 +9,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  */
 export class TagCount1763700011000 implements MigrationInterface {
   name = 'TagCount1763700011000';
+  // Expand-then-contract (docs/CONTRIBUTING.md): only adds; the previous release keeps working.
+  readonly step: MigrationStep = 'expand';
 
   async up(db: QueryRunner): Promise<void> {
     await db.query(`

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import type { MigrationStep } from './step.js';
 
 /**
  * Each event carrying `tagIds` also stores, beside its public `data`, the host of each of those tags when it
@@ -7,6 +8,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  */
 export class ChangeEventTagHosts1763700012000 implements MigrationInterface {
   name = 'ChangeEventTagHosts1763700012000';
+  // Expand-then-contract (docs/CONTRIBUTING.md): only adds; the previous release keeps working.
+  readonly step: MigrationStep = 'expand';
 
   async up(db: QueryRunner): Promise<void> {
     await db.query(`

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import type { MigrationStep } from './step.js';
 
 /**
  * Config history (DESIGN 14): every change of a layer appends an immutable version, numbered like the
@@ -9,6 +10,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  */
 export class ConfigHistory1763700013000 implements MigrationInterface {
   name = 'ConfigHistory1763700013000';
+  // Expand-then-contract (docs/CONTRIBUTING.md): only adds; the previous release keeps working.
+  readonly step: MigrationStep = 'expand';
 
   async up(db: QueryRunner): Promise<void> {
     await db.query(`

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import type { MigrationStep } from './step.js';
 
 /** The `kind/name` → hash pairs of a files snapshot, for diffing beside property keys. */
 const flatFiles = (snapshot: string): string => `
@@ -21,6 +22,8 @@ const byKind = (value: string): string => `jsonb_build_object(
  */
 export class ConfigHistoryAppend1763700013500 implements MigrationInterface {
   name = 'ConfigHistoryAppend1763700013500';
+  // Expand-then-contract (docs/CONTRIBUTING.md): only adds; the previous release keeps working.
+  readonly step: MigrationStep = 'expand';
 
   async up(db: QueryRunner): Promise<void> {
     await db.query(`

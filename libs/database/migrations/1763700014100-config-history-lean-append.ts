@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import type { MigrationStep } from './step.js';
 import { ConfigHistoryAppend1763700013500 } from './1763700013500-config-history-append.js';
 
 /** The `kind/name` → hash pairs of a files snapshot (`files` column or variable), for the diff. */
@@ -24,6 +25,8 @@ const byKind = (value: string): string => `jsonb_build_object(
  */
 export class ConfigHistoryLeanAppend1763700014100 implements MigrationInterface {
   name = 'ConfigHistoryLeanAppend1763700014100';
+  // Contract: drops the append function's old signature, which only the release before this one called.
+  readonly step: MigrationStep = 'contract';
 
   async up(db: QueryRunner): Promise<void> {
     await db.query(`drop function config_layer_append_version(bigint, varchar, varchar, bigint)`);

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import type { MigrationStep } from './step.js';
 
 /**
  * `config_layer_replace_properties`: the admin properties write and its version in one call (bench
@@ -10,6 +11,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  */
 export class ConfigPropertiesReplace1763700015000 implements MigrationInterface {
   name = 'ConfigPropertiesReplace1763700015000';
+  // Expand-then-contract (docs/CONTRIBUTING.md): only adds; the previous release keeps working.
+  readonly step: MigrationStep = 'expand';
 
   async up(db: QueryRunner): Promise<void> {
     await db.query(`

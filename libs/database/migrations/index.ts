@@ -1,3 +1,4 @@
+import type { SteppedMigration } from './step.js';
 import { CreateTag1763700000000 } from './1763700000000-create-tag.js';
 import { CreateEntities1763700001000 } from './1763700001000-create-entities.js';
 import { CreateConfig1763700002000 } from './1763700002000-create-config.js';
@@ -16,8 +17,8 @@ import { ConfigHistoryAppend1763700013500 } from './1763700013500-config-history
 import { ConfigHistoryLeanAppend1763700014100 } from './1763700014100-config-history-lean-append.js';
 import { ConfigPropertiesReplace1763700015000 } from './1763700015000-config-properties-replace.js';
 
-/** Every migration, oldest first; add new ones at the end. */
-export const migrations = [
+/** Every migration, oldest first; add new ones at the end. Each says its step (expand or contract). */
+export const migrations: (new () => SteppedMigration)[] = [
   CreateTag1763700000000,
   CreateEntities1763700001000,
   CreateConfig1763700002000,
@@ -36,3 +37,5 @@ export const migrations = [
   ConfigHistoryLeanAppend1763700014100,
   ConfigPropertiesReplace1763700015000,
 ];
+
+export type { MigrationStep, SteppedMigration } from './step.js';
