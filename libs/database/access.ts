@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { QueryFailedError, type DataSource } from 'typeorm';
 import { ControlSession } from './control-session.js';
-import type { ObservingTypeOrmLogger } from './query-observer.js';
+import { ObservingTypeOrmLogger } from './query-observer.js';
 import { PG_TYPES } from './timestamps.js';
 
 /**
@@ -21,7 +21,8 @@ export interface AccessOptions {
   /** `statement_timeout` of pooled sessions; 0 or unset: none. In transaction mode, per transaction. */
   readonly statementTimeoutMs?: number;
   readonly applicationName?: string;
-  readonly logger: ObservingTypeOrmLogger;
+  /** Counts and reports statements; the data source's own (one logger for TypeORM's and the pool path). */
+  readonly logger?: ObservingTypeOrmLogger;
 }
 
 /** A statement slower than this is logged as a warning. */
@@ -81,7 +82,10 @@ export class DatabaseAccess {
   private readonly applicationName: string;
   private readonly statementTimeoutMs: number;
 
-  constructor(private readonly options: AccessOptions) {
+  private readonly log: ObservingTypeOrmLogger;
+
+  constructor(options: AccessOptions) {
+    this.log = options.logger ?? new ObservingTypeOrmLogger();
     this.mode = options.poolMode ?? 'session';
     this.sessionUrl = options.sessionUrl ?? options.url;
     this.applicationName = options.applicationName ?? 'bindery';
@@ -105,17 +109,13 @@ export class DatabaseAccess {
     };
   }
 
-  get logger(): ObservingTypeOrmLogger {
-    return this.options.logger;
-  }
-
   /**
    * One statement outside a transaction, on the pool; logged and counted, slow ones warned, errors
    * QueryFailedError. `0A000` (a column added or dropped under a prepared statement) renames the statement
    * and runs it once more: it failed at plan time, before it read or wrote anything.
    */
   async rows<T>(text: string, values: readonly unknown[] = []): Promise<T[]> {
-    const logger = this.options.logger;
+    const logger = this.log;
     logger.logQuery(text);
     const started = Date.now();
     try {
