@@ -1,0 +1,148 @@
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { randomBytes } from 'node:crypto';
+import type { JsonValue } from '#database';
+import { assertProperty } from '../../../../test/support/binding-space.js';
+import {
+  DecryptError,
+  KeyRing,
+  SEALED_OVERHEAD,
+  newDataKey,
+  openJson,
+  openValue,
+  sealJson,
+  sealValue,
+  unwrapDataKey,
+  wrapDataKey,
+} from './index.js';
+
+/** The DecryptError `fn` throws; fails the property when it throws something else or nothing. */
+function decryptError(fn: () => unknown): DecryptError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof DecryptError) return error;
+    throw error;
+  }
+  throw new Error('expected a DecryptError, and it opened');
+}
+
+/** Large contents (certificates, files) made from a seed: fast-check keeps generated arrays short. */
+function pseudoRandom(length: number, seed: number): Buffer {
+  const out = Buffer.alloc(length);
+  let x = seed | 1;
+  for (let i = 0; i < length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out[i] = x & 0xff;
+  }
+  return out;
+}
+const smallBytes = fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b));
+const bytes = fc.oneof(
+  smallBytes,
+  fc.tuple(fc.integer({ min: 65, max: 256 * 1024 }), fc.nat()).map(([length, seed]) => pseudoRandom(length, seed)),
+);
+const jsonValue = fc
+  .oneof(fc.jsonValue(), fc.jsonValue({ stringUnit: 'binary' }), fc.jsonValue({ stringUnit: 'grapheme' }))
+  .map((v) => v as JsonValue);
+const kid = fc.stringMatching(/^[A-Za-z0-9._-]{1,64}$/);
+
+const aadText = fc.string({ unit: 'binary', maxLength: 40 });
+
+describe('envelope (AES-256-GCM, property-based)', () => {
+  it('round-trips every JSON value through sealJson and openJson', async () => {
+    await assertProperty(
+      'JSON round trip',
+      fc.property(jsonValue, aadText, (value, aad) => {
+        const key = newDataKey();
+        const sealed = sealJson(key, value, aad);
+        // What JSON text carries: the same value, except -0 which reads back as 0 (as jsonb stores it today).
+        expect(openJson(key, sealed, aad)).toEqual(JSON.parse(JSON.stringify(value)));
+        expect(sealed.length).toBe(Buffer.byteLength(JSON.stringify(value)) + SEALED_OVERHEAD);
+      }),
+      300,
+    );
+  });
+
+  it('round-trips any bytes through sealValue and openValue', async () => {
+    await assertProperty(
+      'bytes round trip',
+      fc.property(bytes, aadText, (plaintext, aad) => {
+        const key = newDataKey();
+        const sealed = sealValue(key, plaintext, aad);
+        expect(sealed[0]).toBe(1);
+        expect(openValue(key, sealed, aad).equals(plaintext)).toBe(true);
+      }),
+      200,
+    );
+  });
+
+  it('flipping any single bit of a sealed value fails to open', async () => {
+    await assertProperty(
+      'bit flip',
+      fc.property(bytes, fc.nat(), fc.nat(7), (plaintext, at, bit) => {
+        const key = newDataKey();
+        const aad = '["h","s",null,null,null,"a.b"]';
+        const sealed = sealValue(key, plaintext, aad);
+        // Header and tag bits come up as often as ciphertext bits, however long the plaintext.
+        const index = at % 2 === 0 ? at % SEALED_OVERHEAD : at % sealed.length;
+        const tampered = Buffer.from(sealed);
+        tampered[index] ^= 1 << bit;
+        decryptError(() => openValue(key, tampered, aad));
+      }),
+      500,
+    );
+  });
+
+  it('two seals of the same plaintext differ (a random nonce each time)', async () => {
+    await assertProperty(
+      'fresh nonce',
+      fc.property(bytes, (plaintext) => {
+        const key = newDataKey();
+        const [one, two] = [sealValue(key, plaintext, 'aad'), sealValue(key, plaintext, 'aad')];
+        expect(one.subarray(1, 13).equals(two.subarray(1, 13))).toBe(false);
+        expect(one.equals(two)).toBe(false);
+      }),
+      200,
+    );
+  });
+
+  it('wraps and unwraps data keys; a ring without the kid fails naming it; a relabelled or altered key fails', async () => {
+    await assertProperty(
+      'wrap and unwrap',
+      fc.property(
+        fc.uniqueArray(kid, { minLength: 2, maxLength: 4 }),
+        fc.uint8Array({ minLength: 32, maxLength: 32 }),
+        fc.nat(),
+        (kids, raw, at) => {
+          const dataKey = Buffer.from(raw);
+          const shared = randomBytes(32);
+          // Every kid holds the same key bytes: only the kid in the AAD tells a relabelled key apart.
+          const ring = new KeyRing(kids.map((k) => [k, shared] as const));
+          const wrapped = wrapDataKey(ring, dataKey);
+          expect(wrapped.kid).toBe(kids[0]);
+          expect(wrapped.wrapped.includes(dataKey)).toBe(false);
+          expect(unwrapDataKey(ring, wrapped).equals(dataKey)).toBe(true);
+          // After a rotation the old kid is no longer first and still unwraps.
+          const rotated = new KeyRing([['rotated-in', randomBytes(32)], ...kids.map((k) => [k, shared] as const)]);
+          expect(unwrapDataKey(rotated, wrapped).equals(dataKey)).toBe(true);
+
+          const without = new KeyRing(kids.slice(1).map((k) => [k, randomBytes(32)] as const));
+          const missing = decryptError(() => unwrapDataKey(without, wrapped));
+          expect(missing.kid).toBe(kids[0]);
+          expect(missing.message).toContain(`"${kids[0]}"`);
+
+          const relabelled = decryptError(() => unwrapDataKey(ring, { kid: kids[1], wrapped: wrapped.wrapped }));
+          expect(relabelled.message).toContain(`"${kids[1]}"`);
+
+          const tampered = Buffer.from(wrapped.wrapped);
+          tampered[at % tampered.length] ^= 1 << (at % 8);
+          expect(decryptError(() => unwrapDataKey(ring, { ...wrapped, wrapped: tampered })).kid).toBe(kids[0]);
+        },
+      ),
+      200,
+    );
+  });
+});

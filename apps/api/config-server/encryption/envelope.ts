@@ -1,0 +1,133 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { JsonValue, LayerAddress } from '#database';
+import { DecryptError } from './errors.js';
+import type { KeyRing } from './key-ring.js';
+
+/** AES-256-GCM throughout (DESIGN 17). */
+const ALGORITHM = 'aes-256-gcm';
+/** Bytes of a data key. */
+export const DATA_KEY_BYTES = 32;
+/** A 96-bit nonce: GCM's native size, random for every encryption. */
+const NONCE_BYTES = 12;
+/** A 128-bit tag, always given explicitly so a truncated tag can never be accepted. */
+const TAG_BYTES = 16;
+/** First byte of a sealed value: the format, so a later format can be told apart from this one. */
+export const SEALED_VERSION = 1;
+/** Bytes a sealed value adds to its plaintext: version, nonce and tag. */
+export const SEALED_OVERHEAD = 1 + NONCE_BYTES + TAG_BYTES;
+/** Length of a wrapped data key: nonce, tag and the encrypted 32 bytes. */
+const WRAPPED_BYTES = NONCE_BYTES + TAG_BYTES + DATA_KEY_BYTES;
+/** Fixed label of a wrapped key's AAD; a kid cannot hold `:`, so label plus kid names one kid only. */
+const WRAP_LABEL = 'bindery:data-key:v1:';
+
+/** A data key as stored: encrypted under the key encryption key `kid`, as nonce | tag | ciphertext. */
+export interface WrappedKey {
+  readonly kid: string;
+  readonly wrapped: Buffer;
+}
+
+/** AES-256-GCM with the explicit 16-byte tag; `aad` authenticated, returns nonce | tag | ciphertext. */
+function encrypt(key: Buffer, plaintext: Buffer, aad: Buffer): Buffer {
+  const nonce = randomBytes(NONCE_BYTES);
+  const cipher = createCipheriv(ALGORITHM, key, nonce, { authTagLength: TAG_BYTES });
+  cipher.setAAD(aad);
+  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  return Buffer.concat([nonce, cipher.getAuthTag(), ciphertext]);
+}
+
+/** The inverse of `encrypt`; throws (any error) when the key, the AAD or a byte differs. */
+function decrypt(key: Buffer, sealed: Buffer, aad: Buffer): Buffer {
+  const nonce = sealed.subarray(0, NONCE_BYTES);
+  const tag = sealed.subarray(NONCE_BYTES, NONCE_BYTES + TAG_BYTES);
+  const decipher = createDecipheriv(ALGORITHM, key, nonce, { authTagLength: TAG_BYTES });
+  decipher.setAAD(aad);
+  decipher.setAuthTag(tag);
+  return Buffer.concat([decipher.update(sealed.subarray(NONCE_BYTES + TAG_BYTES)), decipher.final()]);
+}
+
+/** A key of the wrong size is a bug of the caller, said before OpenSSL says something vaguer. */
+function assertDataKey(dataKey: Buffer): void {
+  if (dataKey.length !== DATA_KEY_BYTES) throw new RangeError(`a data key must be ${DATA_KEY_BYTES} bytes`);
+}
+
+/** A fresh random data key: one per layer version, one per stored file content (DESIGN 17). */
+export function newDataKey(): Buffer {
+  return randomBytes(DATA_KEY_BYTES);
+}
+
+/** Encrypts `dataKey` under the ring's active key; the kid is in the AAD so the label cannot be changed. */
+export function wrapDataKey(ring: KeyRing, dataKey: Buffer): WrappedKey {
+  assertDataKey(dataKey);
+  const { kid, key } = ring.active;
+  return { kid, wrapped: encrypt(key, dataKey, Buffer.from(WRAP_LABEL + kid, 'utf8')) };
+}
+
+/** Decrypts a stored data key; DecryptError naming the kid when the ring lacks it or the bytes fail. */
+export function unwrapDataKey(ring: KeyRing, wrapped: WrappedKey): Buffer {
+  const key = ring.get(wrapped.kid);
+  if (key === undefined) {
+    throw new DecryptError(`data key wrapped under kid "${wrapped.kid}": the key ring has no such kid`, wrapped.kid);
+  }
+  try {
+    if (wrapped.wrapped.length !== WRAPPED_BYTES) throw new Error('length');
+    return decrypt(key, wrapped.wrapped, Buffer.from(WRAP_LABEL + wrapped.kid, 'utf8'));
+  } catch {
+    throw new DecryptError(`data key wrapped under kid "${wrapped.kid}" fails authentication`, wrapped.kid);
+  }
+}
+
+/** The AAD bytes of a value: the format byte too, so every stored byte is authenticated. */
+function valueAadBytes(aad: string): Buffer {
+  // Only well-formed strings: UTF-8 turns every lone surrogate into U+FFFD, which would make two AADs equal.
+  if (!aad.isWellFormed()) throw new TypeError('the AAD of a value must be a well-formed string');
+  return Buffer.concat([Buffer.of(SEALED_VERSION), Buffer.from(aad, 'utf8')]);
+}
+
+/** Encrypts a property value or file content: version (1) | nonce (12) | tag (16) | ciphertext. */
+export function sealValue(dataKey: Buffer, plaintext: Buffer, aad: string): Buffer {
+  assertDataKey(dataKey);
+  return Buffer.concat([Buffer.of(SEALED_VERSION), encrypt(dataKey, plaintext, valueAadBytes(aad))]);
+}
+
+/** Decrypts what `sealValue` made under the same data key and AAD; anything else is a DecryptError. */
+export function openValue(dataKey: Buffer, sealed: Buffer, aad: string): Buffer {
+  if (sealed.length < SEALED_OVERHEAD) throw new DecryptError('sealed value is too short');
+  if (sealed[0] !== SEALED_VERSION) throw new DecryptError(`sealed value has unknown format ${sealed[0]}`);
+  try {
+    assertDataKey(dataKey);
+    return decrypt(dataKey, sealed.subarray(1), valueAadBytes(aad));
+  } catch {
+    throw new DecryptError('sealed value fails authentication (another key, layer or name, or altered bytes)');
+  }
+}
+
+/**
+ * The AAD of a value at `address` named `name` (a property key, or `cert/<name>` / `file/<name>` for a
+ * file, as given): JSON of a fixed-order array, so different inputs never give the same text and null
+ * stays apart from the empty string.
+ */
+export function valueAad(address: LayerAddress, name: string): string {
+  return JSON.stringify([
+    address.host,
+    address.serviceId,
+    address.productId,
+    address.productVersion,
+    address.envTag,
+    name,
+  ]);
+}
+
+/** Seals a property value as its UTF-8 JSON text. */
+export function sealJson(dataKey: Buffer, value: JsonValue, aad: string): Buffer {
+  return sealValue(dataKey, Buffer.from(JSON.stringify(value), 'utf8'), aad);
+}
+
+/** Opens what `sealJson` sealed; text that is not JSON is a DecryptError too (never shown). */
+export function openJson(dataKey: Buffer, sealed: Buffer, aad: string): JsonValue {
+  const text = openValue(dataKey, sealed, aad).toString('utf8');
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    throw new DecryptError('sealed value is not JSON');
+  }
+}
