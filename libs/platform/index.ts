@@ -72,3 +72,4 @@ export {
   type HostRule,
 } from './access.js';
 export { isDatabaseUnavailable, scrubSqlMessage } from './database-errors.js';
+export type { ConfigKeySettings } from './config-key-settings.js';

@@ -64,6 +64,14 @@ describe('loadSettings', () => {
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'postgres://h/db', DATABASE_SESSION_URL: 'mysql://x' }, 'DATABASE_SESSION_URL'],
     [{ DATABASE_SESSION_URL: 'postgres://h/db' }, 'DATABASE_SESSION_URL'],
+    [{ DATABASE_URL: 'postgres://h/db', DATABASE_POOL_MODE: 'statement' }, 'DATABASE_POOL_MODE'],
+    [{ DATABASE_URL: 'postgres://h/db', DATABASE_POOL_MODE: 'transaction' }, 'DATABASE_POOL_MODE'],
+    [
+      { DATABASE_URL: 'postgres://h/db', DATABASE_SESSION_URL: 'postgres://h/db', DATABASE_POOL_MODE: 'transaction' },
+      'DATABASE_POOL_MODE',
+    ],
+    [{ CONFIG_KEYRING_FILE: '/ring', ALLOW_PLAINTEXT_CONFIG: 'true' }, 'ALLOW_PLAINTEXT_CONFIG'],
+    [{ ALLOW_PLAINTEXT_CONFIG: 'yes' }, 'ALLOW_PLAINTEXT_CONFIG'],
     [{ JWT_JWKS_URI: 'ftp://x' }, 'JWT_JWKS_URI'],
     [
       { JWT_JWKS_URI: 'https://a/jwks', JWT_JWKS_FILE: '/k.json', JWT_ISSUER: 'i', CONTROLLER_HOST_ID: 'h' },

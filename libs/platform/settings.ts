@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { configKeySettings, type ConfigKeySettings } from './config-key-settings.js';
 import { bool, port, positiveInt, SettingsError, text, url, type Env } from './env-values.js';
 
 /** Algorithms passport-jwt (jsonwebtoken) can verify with a public key; `none`, HMAC and EdDSA are not here. */
@@ -76,6 +77,8 @@ export interface Settings {
   readonly eventsRetentionDays: number;
   /** Config layer versions older than this many days are pruned, keeping each layer's last 20 (DESIGN 14). */
   readonly configHistoryDays: number;
+  /** The key ring config values are encrypted with (DESIGN 17). */
+  readonly configKeys: ConfigKeySettings;
   /** PostgreSQL connections per process. */
   readonly dbPoolSize: number;
   /** Server-side `statement_timeout` of every pooled connection (migrations run without it). */
@@ -286,6 +289,7 @@ export function loadSettings(env: Env = process.env): Settings {
     registryLeaseMs: registryLeaseMs(env),
     eventsRetentionDays: positiveInt(env, 'EVENTS_RETENTION_DAYS', 30),
     configHistoryDays: positiveInt(env, 'CONFIG_HISTORY_DAYS', 365),
+    configKeys: configKeySettings(env),
     dbPoolSize: positiveInt(env, 'DB_POOL_SIZE', 10),
     dbStatementTimeoutMs: positiveInt(env, 'DB_STATEMENT_TIMEOUT_MS', 5000),
     trustProxy: bool(env, 'TRUST_PROXY', false),

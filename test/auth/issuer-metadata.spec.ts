@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { ISSUER_DISCOVERY_WARNING } from '#platform';
 import { startApi, type TestApi } from '../support/api.js';
 import { writeIssuerKeyFile } from '../support/tokens.js';
+import { testKeyRingFile } from '../support/key-ring.js';
 
 /**
  * DESIGN 10: the RFC 8414 metadata's `issuer` is exactly `JWT_ISSUER`; standard clients discover the issuer
@@ -19,6 +20,7 @@ afterEach(async () => {
 async function productionIssuer(issuer: string, publicBaseUrl: string): Promise<TestApi> {
   api = await startApi({
     NODE_ENV: 'production',
+    CONFIG_KEYRING_FILE: testKeyRingFile(),
     JWT_JWKS_FILE: '',
     TOKEN_ISSUER_KEY_FILE: keys.file,
     JWT_ISSUER: issuer,

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { call, startApi, type TestApi } from '../support/api.js';
 import { freePort, run, startBuilt } from '../support/processes.js';
 import { ISSUER, KEYS, token } from '../support/tokens.js';
+import { testKeyRingFile } from '../support/key-ring.js';
 
 let server: Server;
 let fetches = 0;
@@ -69,7 +70,12 @@ describe('JWT_JWKS_URI over http: with NODE_ENV=production (DESIGN 6.1)', () => 
 
   it('starts on a loopback http: URL (api) and on any http: URL with JWT_JWKS_ALLOW_HTTP=true (controller)', async () => {
     const { port: jwksPort } = server.address() as AddressInfo;
-    const common = { NODE_ENV: 'production', JWT_JWKS_FILE: '', CONTROLLER_HOST_ID: 'h-prod' };
+    const common = {
+      NODE_ENV: 'production',
+      JWT_JWKS_FILE: '',
+      CONTROLLER_HOST_ID: 'h-prod',
+      CONFIG_KEYRING_FILE: testKeyRingFile(),
+    };
     const apiPort = await freePort();
     const apiProcess = await startBuilt('apps/api/main.js', apiPort, {
       ...common,

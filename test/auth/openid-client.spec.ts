@@ -13,6 +13,7 @@ import * as client from 'openid-client';
 import { ISSUER_DISCOVERY_WARNING } from '#platform';
 import { dataDir, freePort, requireBuild, run, startBuilt, type Spawned } from '../support/processes.js';
 import { writeIssuerKeyFile } from '../support/tokens.js';
+import { testKeyRingFile } from '../support/key-ring.js';
 
 /**
  * Issue 41 and DESIGN 10: a standard OAuth client (openid-client 6) discovers the built api's issuer by
@@ -238,6 +239,7 @@ describe('openid-client against the built api in production, behind TLS', () => 
     base = `https://localhost:${tlsPort}`;
     env = {
       NODE_ENV: 'production',
+      CONFIG_KEYRING_FILE: testKeyRingFile(),
       API_PORT: String(apiPort),
       JWT_JWKS_FILE: '',
       TOKEN_ISSUER_KEY_FILE: writeIssuerKeyFile().file,

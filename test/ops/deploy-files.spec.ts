@@ -114,10 +114,12 @@ describe('docker-compose.issuer.yml', () => {
     expect(controllerSettings.jwt.issuer).toBe(apiSettings.jwt.issuer);
   });
 
-  it('mounts the private key into the api only', () => {
-    expect(layer.services.api?.secrets).toEqual(['token-issuer-key']);
+  it('mounts the private key and the config key ring into the api only (production needs the ring, DESIGN 17)', () => {
+    expect(layer.services.api?.secrets).toEqual(['token-issuer-key', 'config-keyring']);
+    expect(layer.services.api?.environment?.CONFIG_KEYRING_FILE).toBe('/run/secrets/config-keyring');
     expect(layer.services.controller?.secrets).toBeUndefined();
     expect(layer.secrets['token-issuer-key']?.file).toBe('${TOKEN_ISSUER_KEY_PATH:-./issuer.pem}');
+    expect(layer.secrets['config-keyring']?.file).toBe('${CONFIG_KEYRING_PATH:-./config-keyring}');
   });
 });
 

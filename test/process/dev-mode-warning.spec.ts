@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DEV_MODE_WARNING } from '../../libs/platform/main.js';
 import { dataDir, freePort, requireBuild, run, startBuilt, type Spawned } from '../support/processes.js';
 import { ISSUER, writeJwksFile } from '../support/tokens.js';
+import { testKeyRingFile } from '../support/key-ring.js';
 
 /** The built entry points, as `docker compose up` runs them: each says once, at start, when it runs in dev mode (DESIGN 9). */
 const ENTRIES = [
@@ -98,6 +99,7 @@ describe('the dev-mode warning at start', () => {
       const port = await freePort();
       const spawned = await startBuilt(entry.entry, port, {
         NODE_ENV: 'production',
+        CONFIG_KEYRING_FILE: testKeyRingFile(),
         JWT_JWKS_FILE: writeJwksFile(),
         JWT_ISSUER: ISSUER,
         CONTROLLER_HOST_ID: 'h-prod',

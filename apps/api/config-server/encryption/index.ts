@@ -24,3 +24,4 @@ export {
   wrapDataKey,
   type WrappedKey,
 } from './envelope.js';
+export { ConfigKeys, configKeysFor, PLAINTEXT_WARNING } from './config-keys.js';
