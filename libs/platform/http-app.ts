@@ -6,6 +6,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppLogger, logRequests } from './app-logger.js';
+import { closeGracefully } from './graceful-close.js';
 import { useJsonBodiesOnly } from './json-body.js';
 import { requestId } from './logging.js';
 import { Metrics } from './metrics.js';
@@ -53,9 +54,10 @@ export async function createHttpApp(
     genReqId: requestId,
     // One trusted hop, as `clientAddress` in the logs: the proxy's own X-Forwarded-For entry.
     trustProxy: options.trustProxy === true ? (_address: string, hop: number) => hop < 1 : false,
-    // Keep-alive sockets that sit idle are closed on shutdown; in-flight requests finish.
+    // Keep-alive sockets that sit idle are closed on shutdown (after a grace, `closeGracefully`); in-flight
+    // requests finish; requests arriving meanwhile get our 503 with Retry-After, not Fastify's bare one.
     forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    return503OnClosing: false,
     // Errors Fastify raises before routing (bad percent-encoding, bad content type) are problem+json too.
     frameworkErrors: (error: Error, _request: FastifyRequest, reply: FastifyReply) => sendError(reply, error),
     // Node's HTTP parser refuses some requests before Fastify sees them (headers or URI too large).
@@ -85,6 +87,7 @@ export async function createHttpApp(
   );
   // First, so that every answer below (414, 413, 405 included) has its log line.
   logRequests(app.getHttpAdapter().getInstance(), logger);
+  closeGracefully(server, app.getHttpAdapter().getInstance(), lingeringEnd);
   app
     .getHttpAdapter()
     .getInstance()

@@ -202,11 +202,13 @@ async function rollingUpgrade(): Promise<void> {
     const next = await startReplica(old.kind, 'current');
     balancer.add(next);
     await until(() => busy(0)(next), `${name(next)} to serve`, 30_000);
+    // Out of the rotation first, as a load balancer (or Kubernetes' endpoints, with a preStop pause) takes it:
+    // closing a listening socket resets connections still in its accept queue, whatever the process does.
+    balancer.remove(old);
     old.spawned.child.kill('SIGTERM');
     // Graceful: in-flight requests finish, sockets get 1001, the lease is released; exit 0.
     const exit = await old.spawned.exit(30_000);
     if (exit !== 0) load.failures.push(`${name(old)} exited ${exit} at SIGTERM`);
-    balancer.remove(old);
     steps.push(`${old.kind} replaced in ${Date.now() - started} ms`);
   };
   await replace(oldApis[0], apis);
@@ -219,6 +221,12 @@ async function rollingUpgrade(): Promise<void> {
   for (const old of oldControllers) await replace(old, controllers);
   const settledAt = Date.now();
   await until(() => apis.members.every(busy(settledAt)), 'writes on both new apis', 30_000);
+  // The next upgrade: this build's replicas replaced by this build, so its own shutdown is judged too.
+  for (const current of [...apis.members, ...controllers.members]) {
+    await replace(current, current.kind === 'api' ? apis : controllers);
+  }
+  const restartedAt = Date.now();
+  await until(() => apis.members.every(busy(restartedAt)), 'writes on the restarted apis', 30_000);
   await load.stop();
   const byStatus: Record<number, number> = {};
   for (const w of load.writes) byStatus[w.status] = (byStatus[w.status] ?? 0) + 1;
@@ -279,6 +287,10 @@ describe('rolling upgrade from the previous release to this build under load (DE
   it('nothing answered but 2xx or 503 with Retry-After, no request went unanswered, every replica exited 0', () => {
     const unanswered = load.registrations.filter((r) => r.instanceId === undefined && r.closedWith !== GOING_AWAY);
     expect(unanswered).toEqual([]);
-    expect([...load.failures, ...watcher.failures]).toEqual([]);
+    // 0.44 answered a request that reached it after SIGTERM with Fastify's bare 503 (no Retry-After): fixed
+    // in this build, whose own restarts (the second round) must show none; tolerated from 0.44 alone.
+    const bare503 = (failure: string): boolean =>
+      /^write 503 from previous api /.test(failure) && failure.includes('"error":"Service Unavailable"');
+    expect([...load.failures.filter((f) => !bare503(f)), ...watcher.failures]).toEqual([]);
   });
 });

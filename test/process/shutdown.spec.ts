@@ -64,7 +64,11 @@ describe('SIGTERM on the api', () => {
     expect(results.map((r) => (JSON.parse(r.text) as { tagName: string }).tagName).sort()).toEqual(
       burst.map((_, i) => `${prefix}-${i}`).sort(),
     );
-    await expect(fetch(`http://127.0.0.1:${port}/health/live`)).rejects.toThrow();
+    // A new connection is refused (a kept-alive one may still get 503 with Retry-After for a moment).
+    const fresh = new Promise((resolve, reject) =>
+      request({ host: '127.0.0.1', port, agent, path: '/health/live' }, resolve).on('error', reject).end(),
+    );
+    await expect(fresh).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     expect(await api.exit()).toBe(0);
   }, 60_000);
 });

@@ -8,7 +8,7 @@ import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import { DATABASE_RETRY_AFTER_SEC, isDatabaseUnavailable, ProblemException, reasonOf } from '#platform';
 import { BindingRejectedError, type Principal, type RpcCall } from '#token-binding';
 import { invalidParams } from './jsonrpc-validation.pipe.js';
-import { refuseUpgrade } from './upgrade-refusal.js';
+import { refuseUnavailable, refuseUpgrade } from './upgrade-refusal.js';
 import {
   CLOSE_POLICY_VIOLATION,
   failure,
@@ -70,6 +70,8 @@ function textOf(data: RawData): string {
 export class JsonRpcWsAdapter extends WsAdapter {
   private readonly rpcLogger = new Logger('JsonRpc');
   private readonly upgradeListeners = new Map<Server, UpgradeListener>();
+  /** Set when shutdown closes the ws servers: ws would answer a bare 503 and reset the socket. */
+  private closing = false;
 
   /** ws's handshake refusals (wrong method, missing key or version) are answered as problem+json too. */
   override create(port: number, options?: Record<string, unknown> & { path?: string }): WebSocketServer {
@@ -94,13 +96,22 @@ export class JsonRpcWsAdapter extends WsAdapter {
     return httpServer;
   }
 
+  override close(server: unknown): Promise<void> {
+    this.closing = true;
+    return super.close(server);
+  }
+
+  // Our upgrade listeners stay until the HTTP server closes: meanwhile they answer 503 with Retry-After.
   override async dispose(): Promise<void> {
-    for (const [server, listener] of this.upgradeListeners) server.off('upgrade', listener);
-    this.upgradeListeners.clear();
+    this.closing = true;
     await super.dispose();
   }
 
   private routeUpgrade(port: number, request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (this.closing) {
+      refuseUnavailable(request, 'This controller is shutting down; retry, another replica may answer');
+      return;
+    }
     const url = request.url ?? '/';
     const query = url.indexOf('?');
     const pathname = query === -1 ? url : url.slice(0, query);
