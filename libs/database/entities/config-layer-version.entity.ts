@@ -1,4 +1,5 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { ConfigDataKey } from './config-data-key.entity.js';
 import { ConfigLayer } from './config-layer.entity.js';
 import type { JsonValue } from './config-types.js';
 
@@ -27,8 +28,17 @@ export interface FilesByKind<T> {
 @Check('ck_config_layer_version_properties', `jsonb_typeof(properties) = 'object'`)
 @Check('ck_config_layer_version_files', `jsonb_typeof(files) = 'object'`)
 @Check('ck_config_layer_version_file_contents', `jsonb_typeof(file_contents) = 'object'`)
+// Plaintext (before `keys:encrypt-existing`) or sealed properties and file references, never both (DESIGN 17).
+@Check(
+  'ck_config_layer_version_stored',
+  `(properties is null) <> (sealed_properties is null) and (sealed_properties is null) = (data_key_id is null)` +
+    ` and (file_contents is null) <> (file_refs is null)` +
+    ` and (sealed_properties is null or jsonb_typeof(sealed_properties) = 'object')` +
+    ` and (file_refs is null or jsonb_typeof(file_refs) = 'object')`,
+)
 // Pruning by age.
 @Index('ix_config_layer_version_at', ['at'])
+@Index('ix_config_layer_version_data_key', ['dataKeyId'])
 export class ConfigLayerVersion {
   @PrimaryColumn({ name: 'layer_id', type: 'bigint', primaryKeyConstraintName: 'pk_config_layer_version' })
   layerId!: string;
@@ -52,15 +62,35 @@ export class ConfigLayerVersion {
   change!: LayerChange;
 
   /** The layer's properties after this version (never in history lists or events). */
-  @Column({ name: 'properties', type: 'jsonb' })
-  properties!: Record<string, JsonValue>;
+  @Column({ name: 'properties', type: 'jsonb', nullable: true })
+  properties!: Record<string, JsonValue> | null;
 
-  @Column({ name: 'files', type: 'jsonb' })
-  files!: FilesByKind<string>;
+  @Column({ name: 'files', type: 'jsonb', nullable: true })
+  files!: FilesByKind<string> | null;
 
   /** Base64 contents, read only for rollback and `include=files`. */
-  @Column({ name: 'file_contents', type: 'jsonb' })
-  fileContents!: FilesByKind<string>;
+  @Column({ name: 'file_contents', type: 'jsonb', nullable: true })
+  fileContents!: FilesByKind<string> | null;
+
+  /** The data key its sealed properties are under. */
+  @Column({ name: 'data_key_id', type: 'bigint', nullable: true })
+  dataKeyId!: string | null;
+
+  /** Property key to its sealed value (base64), AAD the layer address and the key. */
+  @Column({ name: 'sealed_properties', type: 'jsonb', nullable: true })
+  sealedProperties!: Record<string, string> | null;
+
+  /** Each file's stored content (`config_file_content`), by kind and name; contents are shared, not copied. */
+  @Column({ name: 'file_refs', type: 'jsonb', nullable: true })
+  fileRefs!: FilesByKind<string> | null;
+
+  @ManyToOne(() => ConfigDataKey)
+  @JoinColumn({
+    name: 'data_key_id',
+    referencedColumnName: 'dataKeyId',
+    foreignKeyConstraintName: 'fk_config_layer_version_data_key',
+  })
+  dataKey?: ConfigDataKey;
 
   /** Its layer; layers are not deleted, but if one were its history would go with it. */
   @ManyToOne(() => ConfigLayer, { onDelete: 'CASCADE' })

@@ -1,5 +1,8 @@
 import { ChangeEvent } from './change-event.entity.js';
+import { ConfigDataKey } from './config-data-key.entity.js';
+import { ConfigEncryption } from './config-encryption.entity.js';
 import { ConfigFile } from './config-file.entity.js';
+import { ConfigFileContent } from './config-file-content.entity.js';
 import { ConfigLayer } from './config-layer.entity.js';
 import { ConfigLayerVersion } from './config-layer-version.entity.js';
 import { ConfigProperty } from './config-property.entity.js';
@@ -14,7 +17,10 @@ import { Tag } from './tag.entity.js';
 
 export {
   ChangeEvent,
+  ConfigDataKey,
+  ConfigEncryption,
   ConfigFile,
+  ConfigFileContent,
   ConfigLayer,
   ConfigLayerVersion,
   ConfigProperty,
@@ -51,6 +57,9 @@ export const ENTITIES = [
   ConfigProperty,
   ConfigFile,
   ConfigLayerVersion,
+  ConfigDataKey,
+  ConfigEncryption,
+  ConfigFileContent,
   RuntimeInstance,
   ControllerLease,
   OAuthClient,

@@ -16,6 +16,7 @@ import { ConfigHistory1763700013000 } from './1763700013000-config-history.js';
 import { ConfigHistoryAppend1763700013500 } from './1763700013500-config-history-append.js';
 import { ConfigHistoryLeanAppend1763700014100 } from './1763700014100-config-history-lean-append.js';
 import { ConfigPropertiesReplace1763700015000 } from './1763700015000-config-properties-replace.js';
+import { ConfigEncryption1763700016000 } from './1763700016000-config-encryption.js';
 
 /** Every migration, oldest first; add new ones at the end. Each says its step (expand or contract). */
 export const migrations: (new () => SteppedMigration)[] = [
@@ -36,6 +37,7 @@ export const migrations: (new () => SteppedMigration)[] = [
   ConfigHistoryAppend1763700013500,
   ConfigHistoryLeanAppend1763700014100,
   ConfigPropertiesReplace1763700015000,
+  ConfigEncryption1763700016000,
 ];
 
 export type { MigrationStep, SteppedMigration } from './step.js';

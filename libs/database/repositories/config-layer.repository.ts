@@ -75,6 +75,12 @@ const requestParams = (request: LayerAddress): (string | null)[] => [
   request.envTag,
 ];
 
+/** A row's plaintext; a sealed row (DESIGN 17) is never read as if it were one. */
+function plaintext<T>(value: T | null, name: string): T {
+  if (value === null) throw new Error(`config ${name} is sealed: read it through the key ring`);
+  return value;
+}
+
 /** Merges rows already ordered by rank: later (higher) layers win per key. */
 function mergeByRank<T>(rows: readonly { key: string; value: T }[]): [string, T][] {
   const merged = new Map<string, T>();
@@ -214,12 +220,14 @@ export class ConfigLayerRepository extends BaseRepository {
 
   async properties(layerId: string): Promise<Record<string, JsonValue>> {
     const rows = await this.manager.getRepository(ConfigProperty).find({ where: { layerId } });
-    return sortedRecord(rows.map((r) => [r.propertyKey, r.propertyValue] as const));
+    return sortedRecord(rows.map((r) => [r.propertyKey, plaintext(r.propertyValue, r.propertyKey)] as const));
   }
 
   async files(layerId: string, kind: FileKind): Promise<Map<string, Buffer>> {
     const rows = await this.manager.getRepository(ConfigFile).find({ where: { layerId, kind } });
-    return new Map(rows.map((r) => [r.fileName, r.content] as const).sort(([a], [b]) => compareKeys(a, b)));
+    return new Map(
+      rows.map((r) => [r.fileName, plaintext(r.content, r.fileName)] as const).sort(([a], [b]) => compareKeys(a, b)),
+    );
   }
 
   /** The properties a runtime sees for `request`, merged across its layers in one statement. */
