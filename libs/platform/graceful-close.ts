@@ -26,7 +26,10 @@ export function closeGracefully(server: Server, instance: FastifyInstance, end: 
     inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
     response.once('close', () => {
       const count = inFlight.get(socket);
-      if (count !== undefined) inFlight.set(socket, count - 1);
+      if (count === undefined) return;
+      inFlight.set(socket, count - 1);
+      // An answer begun before the close (a stream, a long poll) leaves no keep-alive behind it.
+      if (closing && count === 1) end(socket);
     });
   });
   instance.addHook('preClose', (done) => {
