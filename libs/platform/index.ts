@@ -72,4 +72,4 @@ export {
   type HostRule,
 } from './access.js';
 export { isDatabaseUnavailable, scrubSqlMessage } from './database-errors.js';
-export type { ConfigKeySettings } from './config-key-settings.js';
+export { KEPT_VERSIONS, type ConfigStoreSettings } from './config-store-settings.js';

@@ -72,6 +72,7 @@ describe('loadSettings', () => {
     ],
     [{ CONFIG_KEYRING_FILE: '/ring', ALLOW_PLAINTEXT_CONFIG: 'true' }, 'ALLOW_PLAINTEXT_CONFIG'],
     [{ ALLOW_PLAINTEXT_CONFIG: 'yes' }, 'ALLOW_PLAINTEXT_CONFIG'],
+    [{ CONFIG_HISTORY_MAX_VERSIONS: '19' }, 'CONFIG_HISTORY_MAX_VERSIONS'],
     [{ JWT_JWKS_URI: 'ftp://x' }, 'JWT_JWKS_URI'],
     [
       { JWT_JWKS_URI: 'https://a/jwks', JWT_JWKS_FILE: '/k.json', JWT_ISSUER: 'i', CONTROLLER_HOST_ID: 'h' },
@@ -121,12 +122,12 @@ describe('loadSettings', () => {
       shutdownTimeoutMs: 25_000,
       registryLeaseMs: 15_000,
       eventsRetentionDays: 30,
-      configHistoryDays: 365,
+      configStore: { historyDays: 365, historyMaxVersions: 1000, allowPlaintext: false, keyringFile: undefined },
     });
     // A small connection cap lowers the default unauthenticated cap with it.
     expect(loadSettings({ WS_MAX_CONNECTIONS: '50' }).wsMaxUnauthenticated).toBe(50);
     expect(loadSettings({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
-    expect(loadSettings({ CONFIG_HISTORY_DAYS: '7' }).configHistoryDays).toBe(7);
+    expect(loadSettings({ CONFIG_HISTORY_DAYS: '7' }).configStore.historyDays).toBe(7);
   });
 
   it.each([

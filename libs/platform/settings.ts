@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { configKeySettings, type ConfigKeySettings } from './config-key-settings.js';
+import { configStoreSettings, type ConfigStoreSettings } from './config-store-settings.js';
 import { bool, port, positiveInt, SettingsError, text, url, type Env } from './env-values.js';
 
 /** Algorithms passport-jwt (jsonwebtoken) can verify with a public key; `none`, HMAC and EdDSA are not here. */
@@ -75,10 +75,8 @@ export interface Settings {
   readonly registryLeaseMs: number;
   /** Change-feed events older than this many days are pruned (DESIGN 12). */
   readonly eventsRetentionDays: number;
-  /** Config layer versions older than this many days are pruned, keeping each layer's last 20 (DESIGN 14). */
-  readonly configHistoryDays: number;
-  /** The key ring config values are encrypted with (DESIGN 17). */
-  readonly configKeys: ConfigKeySettings;
+  /** Config history and the key ring its values are encrypted with (DESIGN 14, 17). */
+  readonly configStore: ConfigStoreSettings;
   /** PostgreSQL connections per process. */
   readonly dbPoolSize: number;
   /** Server-side `statement_timeout` of every pooled connection (migrations run without it). */
@@ -288,8 +286,7 @@ export function loadSettings(env: Env = process.env): Settings {
     wsTokenGraceMs: positiveInt(env, 'WS_TOKEN_GRACE_MS', 60_000),
     registryLeaseMs: registryLeaseMs(env),
     eventsRetentionDays: positiveInt(env, 'EVENTS_RETENTION_DAYS', 30),
-    configHistoryDays: positiveInt(env, 'CONFIG_HISTORY_DAYS', 365),
-    configKeys: configKeySettings(env),
+    configStore: configStoreSettings(env),
     dbPoolSize: positiveInt(env, 'DB_POOL_SIZE', 10),
     dbStatementTimeoutMs: positiveInt(env, 'DB_STATEMENT_TIMEOUT_MS', 5000),
     trustProxy: bool(env, 'TRUST_PROXY', false),

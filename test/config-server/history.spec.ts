@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { CONFIG_CHANNEL, ConfigLayerRepository, UnitOfWork } from '#database';
+import { CONFIG_CHANNEL, ConfigHistoryRepository, ConfigLayerRepository, UnitOfWork } from '#database';
 import { importLayer, parseImportArgs, readImport } from '../../apps/api/config-server/config-import.js';
 import { ConfigHistoryService } from '../../apps/api/config-server/config-history.service.js';
 import { historyRepository, recordLayerChange } from '../../apps/api/config-server/layer-history.js';
@@ -464,6 +464,16 @@ describe('NOTIFY', () => {
 });
 
 describe('pruning', () => {
+  it('keeps at most CONFIG_HISTORY_MAX_VERSIONS per layer, however recent the rest', async () => {
+    const q = `host=${unique('mx')}&serviceId=svc`;
+    for (let i = 1; i <= 25; i++) await write('PUT', 'properties', q, { properties: { 'n.i': i } });
+    // The api's own prune with a maximum of 22 (the setting's floor is 20): days as configured (365).
+    expect(await api.app.get(ConfigHistoryRepository).prune(365, 20, 22)).toBeGreaterThanOrEqual(3);
+    const kept = await history(q);
+    expect(kept.total).toBe(22);
+    expect(kept.versions.map((v) => v.version)).toEqual(Array.from({ length: 22 }, (_, i) => 25 - i));
+  });
+
   it('deletes versions older than CONFIG_HISTORY_DAYS but keeps the last 20 of each layer', async () => {
     const host = unique('pr');
     const q = `host=${host}&serviceId=svc`;

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { ConfigHistoryRepository, ConfigLayerRepository, UnitOfWork, type LayerAddress } from '#database';
-import { notFound, SETTINGS, type Settings } from '#platform';
+import { KEPT_VERSIONS, notFound, SETTINGS, type Settings } from '#platform';
 import { versionMatches, type VersionCondition } from '../common/etag.js';
 import { stale, type Versioned } from './config-admin.service.js';
 import {
@@ -13,7 +13,6 @@ import {
 import { recordLayerChange, type ChangeAuthor } from './layer-history.js';
 
 /** Each layer keeps at least this many versions, whatever their age (DESIGN 14). */
-export const KEPT_VERSIONS = 20;
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 
 const unknownVersion = (version: number) =>
@@ -51,9 +50,13 @@ export class ConfigHistoryService implements OnModuleInit, OnApplicationShutdown
     clearInterval(this.pruneTimer);
   }
 
-  /** Versions older than CONFIG_HISTORY_DAYS beyond each layer's last KEPT_VERSIONS; answers how many went. */
+  /**
+   * Versions older than CONFIG_HISTORY_DAYS beyond each layer's last KEPT_VERSIONS, and any beyond its last
+   * CONFIG_HISTORY_MAX_VERSIONS; answers how many went.
+   */
   prune(): Promise<number> {
-    return this.history.prune(this.settings.configHistoryDays, KEPT_VERSIONS);
+    const { historyDays, historyMaxVersions } = this.settings.configStore;
+    return this.history.prune(historyDays, KEPT_VERSIONS, historyMaxVersions);
   }
 
   /** Newest first; a layer that never existed has no versions. */

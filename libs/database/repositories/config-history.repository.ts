@@ -143,14 +143,16 @@ const RESTORE = `
          jsonb_each_text(k.m) e`;
 
 /**
- * Deletes versions older than $1 days, keeping the last $2 of every layer whatever their age. Versions are
- * numbered without gaps up to the layer's `aggregate_version`, so the last $2 are those above it minus $2.
+ * Deletes versions older than $1 days, keeping the last $2 of every layer whatever their age, and every
+ * version beyond a layer's last $3. Versions are numbered without gaps up to the layer's
+ * `aggregate_version`, so the last $2 are those above it minus $2.
  */
 const PRUNE = `
   with gone as (
     delete from config_layer_version v using config_layer l
-     where v.layer_id = l.layer_id and v.at < now() - $1 * interval '1 day'
-       and v.version <= l.aggregate_version - $2
+     where v.layer_id = l.layer_id
+       and ((v.at < now() - $1 * interval '1 day' and v.version <= l.aggregate_version - $2)
+            or v.version <= l.aggregate_version - $3)
     returning 1
   )
   select count(*)::int as pruned from gone`;
@@ -316,9 +318,9 @@ export class ConfigHistoryRepository extends BaseRepository {
     return true;
   }
 
-  /** Deletes versions older than `days` days beyond the last `keep` of each layer; answers how many. */
-  async prune(days: number, keep: number): Promise<number> {
-    const rows = await this.manager.query<{ pruned: number }[]>(PRUNE, [days, keep]);
+  /** Deletes versions older than `days` days beyond the last `keep` of each layer, and beyond its last `max`. */
+  async prune(days: number, keep: number, max: number): Promise<number> {
+    const rows = await this.manager.query<{ pruned: number }[]>(PRUNE, [days, keep, max]);
     return rows[0]?.pruned ?? 0;
   }
 }

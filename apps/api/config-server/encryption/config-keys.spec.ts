@@ -7,6 +7,7 @@ import { configKeysFor, PLAINTEXT_WARNING } from './config-keys.js';
 
 /** DESIGN 17: which key ring the api uses, and when it refuses to start. */
 const base = { production: false, dataDir: '' };
+const STORE = { historyDays: 365, historyMaxVersions: 1000 };
 const KEY = Buffer.alloc(32, 7).toString('base64');
 
 async function ringFile(mode: number): Promise<string> {
@@ -21,7 +22,7 @@ describe('configKeysFor', () => {
     const keys = await configKeysFor({
       ...base,
       production: true,
-      configKeys: { keyringFile: await ringFile(0o600), allowPlaintext: false },
+      configStore: { ...STORE, keyringFile: await ringFile(0o600), allowPlaintext: false },
     });
     expect(keys.ring?.active.kid).toBe('k1');
     expect(keys.ring?.kids).toEqual(['k1', 'k0']);
@@ -31,13 +32,17 @@ describe('configKeysFor', () => {
   it('refuses a ring others may read', async () => {
     const file = await ringFile(0o644);
     await expect(
-      configKeysFor({ ...base, configKeys: { keyringFile: file, allowPlaintext: false } }),
+      configKeysFor({ ...base, configStore: { ...STORE, keyringFile: file, allowPlaintext: false } }),
     ).rejects.toBeInstanceOf(KeyRingError);
   });
 
   it('production without a ring stops start-up, naming the setting', async () => {
     await expect(
-      configKeysFor({ ...base, production: true, configKeys: { keyringFile: undefined, allowPlaintext: false } }),
+      configKeysFor({
+        ...base,
+        production: true,
+        configStore: { ...STORE, keyringFile: undefined, allowPlaintext: false },
+      }),
     ).rejects.toThrow(/^Invalid setting CONFIG_KEYRING_FILE: required with NODE_ENV=production/);
   });
 
@@ -45,7 +50,7 @@ describe('configKeysFor', () => {
     const keys = await configKeysFor({
       ...base,
       production: true,
-      configKeys: { keyringFile: undefined, allowPlaintext: true },
+      configStore: { ...STORE, keyringFile: undefined, allowPlaintext: true },
     });
     expect(keys.ring).toBeNull();
     expect(keys.warning).toBe(PLAINTEXT_WARNING);
@@ -53,7 +58,7 @@ describe('configKeysFor', () => {
 
   it('outside production without a ring: one generated under the data directory (0600), the same next time', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'bindery-ck-dev-'));
-    const settings = { ...base, dataDir, configKeys: { keyringFile: undefined, allowPlaintext: false } };
+    const settings = { ...base, dataDir, configStore: { ...STORE, keyringFile: undefined, allowPlaintext: false } };
     const first = await configKeysFor(settings);
     const second = await configKeysFor(settings);
     expect(first.ring?.active.kid).toBeDefined();

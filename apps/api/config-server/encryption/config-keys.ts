@@ -18,9 +18,9 @@ export const PLAINTEXT_WARNING =
  * and elsewhere a ring is generated under BINDERY_DATA_DIR (like the dev signing key).
  */
 export async function configKeysFor(
-  settings: Pick<Settings, 'configKeys' | 'production' | 'dataDir'>,
+  settings: Pick<Settings, 'configStore' | 'production' | 'dataDir'>,
 ): Promise<ConfigKeys> {
-  const { keyringFile, allowPlaintext } = settings.configKeys;
+  const { keyringFile, allowPlaintext } = settings.configStore;
   if (keyringFile !== undefined) return new ConfigKeys(await loadKeyRing(keyringFile), undefined);
   if (allowPlaintext) return new ConfigKeys(null, PLAINTEXT_WARNING);
   if (settings.production) {
