@@ -41,7 +41,12 @@ async function main(argv: readonly string[]): Promise<void> {
       summary.properties === undefined ? undefined : count(summary.properties, 'property', 'properties'),
       summary.files === undefined ? undefined : `${count(summary.files, 'file')} of kind ${plan.kind}`,
     ].filter((p) => p !== undefined);
-    process.stdout.write(`config:import: replaced ${parts.join(' and ')} of layer ${describeLayer(plan.address)}\n`);
+    const layer = describeLayer(plan.address);
+    process.stdout.write(
+      summary.unchanged
+        ? `config:import: ${parts.join(' and ')} of layer ${layer} unchanged (no new version)\n`
+        : `config:import: replaced ${parts.join(' and ')} of layer ${layer}\n`,
+    );
   } finally {
     if (dataSource.isInitialized) await dataSource.destroy();
     await database.stop();

@@ -255,6 +255,43 @@ describe('versions', () => {
   });
 });
 
+describe('a write that changes nothing (DESIGN 14)', () => {
+  it('appends no version, sends nothing and answers 200 with the unchanged ETag, for every kind of write', async () => {
+    const host = unique('nc');
+    const q = `host=${host}&serviceId=svc`;
+    const put = (path: string, body: unknown) => write('PUT', path, path === 'files' ? `${q}&kind=file` : q, body);
+    expect((await put('properties', { properties: { 'a.b': 1, 'c.d': [1, { e: 2 }] } })).headers.etag).toBe('W/"1"');
+    expect((await put('files', { files: { 'x.txt': b64('X') } })).headers.etag).toBe('W/"2"');
+    await notified();
+    // The same properties (other key order), the same files: no version, nothing notified, no event.
+    const again = await put('properties', { properties: { 'c.d': [1, { e: 2 }], 'a.b': 1 } });
+    expect([again.statusCode, again.headers.etag]).toEqual([200, 'W/"2"']);
+    expect(again.json()).toMatchObject({ properties: { 'a.b': 1, 'c.d': [1, { e: 2 }] } });
+    const same = await put('files', { files: { 'x.txt': b64('X') } });
+    expect([same.statusCode, same.headers.etag, same.json<{ files: unknown }>().files]).toEqual([
+      200,
+      'W/"2"',
+      { 'x.txt': b64('X') },
+    ]);
+    expect((await write('DELETE', 'files', `${q}&kind=cert`)).statusCode).toBe(204);
+    // Rolling back to the content already current adds nothing either.
+    const rollback = await call(api, 'POST', `/config-server/admin/rollback?${q}&version=2`, {
+      token: alice,
+      headers: { 'if-match': 'W/"2"' },
+    });
+    expect([rollback.statusCode, rollback.headers.etag, rollback.json<{ version: number }>().version]).toEqual([
+      200,
+      'W/"2"',
+      2,
+    ]);
+    expect((await history(q)).versions.map((v) => v.version)).toEqual([2, 1]);
+    expect((await notified()).filter((n) => n.host === host)).toEqual([]);
+    expect(await configEvents(host, alice)).toHaveLength(2);
+    // A real change still counts.
+    expect((await put('properties', { properties: { 'a.b': 2 } })).headers.etag).toBe('W/"3"');
+  });
+});
+
 describe('rollback', () => {
   async function layer(q: string) {
     const props = await call(api, 'GET', `/config-server/admin/properties?${q}`, { token: alice });

@@ -72,7 +72,9 @@ describe('config:import', () => {
     // Something to replace.
     await importLayer(db, plan, { properties: { 'old.key': 1 }, files: new Map([['old.pem', Buffer.from('x')]]) });
     const summary = await importLayer(db, plan, await readImport(plan));
-    expect(summary).toEqual({ properties: 6, files: 3 });
+    expect(summary).toEqual({ unchanged: false, properties: 6, files: 3 });
+    // The same import again changes nothing: no version (DESIGN 14).
+    expect(await importLayer(db, plan, await readImport(plan))).toEqual({ unchanged: true, properties: 6, files: 3 });
 
     const query = { host, serviceId: 'petstore', envTag: 'prod' };
     const claims = { host, sid: 'petstore', env: 'prod' };

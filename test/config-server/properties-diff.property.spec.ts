@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { ConfigLayerRepository, sameJson, UnitOfWork, type JsonValue } from '#database';
-import { historyRepository, recordLayerChange } from '../../apps/api/config-server/layer-history.js';
+import { historyRepository, recordLayerChange, unlessUnchanged } from '../../apps/api/config-server/layer-history.js';
 import { call, startApi, unique, type TestApi } from '../support/api.js';
 import { assertProperty } from '../support/binding-space.js';
 import { token } from '../support/tokens.js';
@@ -100,11 +100,15 @@ describe('properties replace diff (property, differential against the database d
         // The generic path: replace the rows, then let the database diff the versions.
         const address = { host, serviceId: 'sql', productId: null, productVersion: null, envTag: null };
         for (const body of [before, after]) {
-          await work.run(async (tx) => {
-            const layerId = await layers.in(tx).upsert(address, 'alice');
-            await layers.in(tx).writeProperties(layerId, body, 'replace');
-            await recordLayerChange(historyRepository(db), tx, layerId, { actor: 'alice', reason: null });
-          });
+          // A write that changes nothing appends no version on either path (DESIGN 14).
+          await unlessUnchanged(
+            work.run(async (tx) => {
+              const layerId = await layers.in(tx).upsert(address, 'alice');
+              await layers.in(tx).writeProperties(layerId, body, 'replace');
+              await recordLayerChange(historyRepository(db), tx, layerId, { actor: 'alice', reason: null });
+            }),
+            () => undefined,
+          );
         }
         expect(await lastChange(`host=${host}&serviceId=api`)).toEqual(await lastChange(`host=${host}&serviceId=sql`));
       }),

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import {
+  compareKeys,
   ConfigHistoryRepository,
   ConfigLayerRepository,
+  sortedRecord,
   UnitOfWork,
   type FileKind,
   type JsonValue,
@@ -18,7 +20,7 @@ import {
   type FilesLayerView,
   type PropertiesLayerView,
 } from './config-layer.view.js';
-import { recordLayerChange, replacePropertiesRecorded, type ChangeAuthor } from './layer-history.js';
+import { recordLayerChange, replacePropertiesRecorded, unlessUnchanged, type ChangeAuthor } from './layer-history.js';
 
 /** A layer part as read or written, with the layer's version after it (0: the layer does not exist). */
 export interface Versioned<T> {
@@ -45,13 +47,19 @@ export class ConfigAdminService {
     properties: Readonly<Record<string, JsonValue>>,
     condition: VersionCondition,
   ): Promise<Versioned<PropertiesLayerView>> {
-    const appended = await this.work.run(async (tx) => {
+    const written = this.work.run(async (tx) => {
       const layerId = await this.lockWritable(tx, author, address, condition);
       // The version's snapshot is the layer as written: no separate read-back.
       return replacePropertiesRecorded(this.history, tx, { layerId, address }, properties, author);
     });
-    await appended.announced;
-    return { view: toPropertiesLayerView(address, appended.properties), version: appended.version };
+    return unlessUnchanged(
+      written.then(async (appended) => {
+        await appended.announced;
+        return { view: toPropertiesLayerView(address, appended.properties), version: appended.version };
+      }),
+      // The same properties: they are the layer's, in its order.
+      (version) => ({ view: toPropertiesLayerView(address, sortedRecord(Object.entries(properties))), version }),
+    );
   }
 
   async getProperties(address: LayerAddress): Promise<Versioned<PropertiesLayerView>> {
@@ -62,11 +70,14 @@ export class ConfigAdminService {
 
   /** Idempotent: an unknown layer is answered like a deleted one, and gets no version. */
   async deleteProperties(author: ChangeAuthor, address: LayerAddress, condition: VersionCondition): Promise<void> {
-    const appended = await this.work.run(async (tx) => {
-      const layerId = await this.lockExisting(tx, author, address, condition);
-      if (layerId === undefined) return undefined;
-      return replacePropertiesRecorded(this.history, tx, { layerId, address }, {}, author);
-    });
+    const appended = await unlessUnchanged(
+      this.work.run(async (tx) => {
+        const layerId = await this.lockExisting(tx, author, address, condition);
+        if (layerId === undefined) return undefined;
+        return replacePropertiesRecorded(this.history, tx, { layerId, address }, {}, author);
+      }),
+      () => undefined,
+    );
     await appended?.announced;
   }
 
@@ -77,15 +88,24 @@ export class ConfigAdminService {
     files: ReadonlyMap<string, Buffer>,
     condition: VersionCondition,
   ): Promise<Versioned<FilesLayerView>> {
-    const written = await this.work.run(async (tx) => {
+    const written = this.work.run(async (tx) => {
       const layerId = await this.lockWritable(tx, author, address, condition);
       const layers = this.layers.in(tx);
       await layers.writeFiles(layerId, kind, files, 'replace');
       const appended = await this.record(tx, layerId, author);
       return { view: toFilesLayerView(address, kind, await layers.files(layerId, kind)), appended };
     });
-    await written.appended.announced;
-    return { view: written.view, version: written.appended.version };
+    return unlessUnchanged(
+      written.then(async ({ view, appended }) => {
+        await appended.announced;
+        return { view, version: appended.version };
+      }),
+      // The same files: the view is the request's, in the layer's order.
+      (version) => ({
+        view: toFilesLayerView(address, kind, new Map([...files].sort(([a], [b]) => compareKeys(a, b)))),
+        version,
+      }),
+    );
   }
 
   async getFiles(address: LayerAddress, kind: FileKind): Promise<Versioned<FilesLayerView>> {
@@ -100,12 +120,15 @@ export class ConfigAdminService {
     kind: FileKind,
     condition: VersionCondition,
   ): Promise<void> {
-    const appended = await this.work.run(async (tx) => {
-      const layerId = await this.lockExisting(tx, author, address, condition);
-      if (layerId === undefined) return undefined;
-      await this.layers.in(tx).writeFiles(layerId, kind, new Map(), 'replace');
-      return this.record(tx, layerId, author);
-    });
+    const appended = await unlessUnchanged(
+      this.work.run(async (tx) => {
+        const layerId = await this.lockExisting(tx, author, address, condition);
+        if (layerId === undefined) return undefined;
+        await this.layers.in(tx).writeFiles(layerId, kind, new Map(), 'replace');
+        return this.record(tx, layerId, author);
+      }),
+      () => undefined,
+    );
     await appended?.announced;
   }
 

@@ -10,7 +10,7 @@ import {
   type LayerVersionContentView,
   type RolledBackLayerView,
 } from './config-history.view.js';
-import { recordLayerChange, type ChangeAuthor } from './layer-history.js';
+import { recordLayerChange, unlessUnchanged, type ChangeAuthor } from './layer-history.js';
 
 /** Each layer keeps at least this many versions, whatever their age (DESIGN 14). */
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
@@ -80,7 +80,7 @@ export class ConfigHistoryService implements OnModuleInit, OnApplicationShutdown
     version: number,
     condition: VersionCondition,
   ): Promise<Versioned<RolledBackLayerView>> {
-    const written = await this.work.run(async (tx) => {
+    const written = this.work.run(async (tx) => {
       const existing = await this.layers.in(tx).find(address, true);
       if (existing === null) throw unknownVersion(version);
       if (!versionMatches(condition, existing.aggregateVersion)) throw stale(existing.aggregateVersion);
@@ -91,7 +91,18 @@ export class ConfigHistoryService implements OnModuleInit, OnApplicationShutdown
       if (content === null) throw new Error('the version just appended is missing');
       return { view: { ...address, ...toVersionContentView(content) }, appended };
     });
-    await written.appended.announced;
-    return { view: written.view, version: written.appended.version };
+    return unlessUnchanged(
+      written.then(async ({ view, appended }) => {
+        await appended.announced;
+        return { view, version: appended.version };
+      }),
+      // Version n's content is the current one: no version is added, the current one is the answer.
+      async (current) => {
+        const layer = await this.layers.find(address);
+        const content = layer === null ? null : await this.history.version(layer.layerId, current, false);
+        if (content === null) throw unknownVersion(current);
+        return { view: { ...address, ...toVersionContentView(content) }, version: current };
+      },
+    );
   }
 }

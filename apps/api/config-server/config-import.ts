@@ -13,7 +13,7 @@ import {
 } from './config-values.js';
 import { changeReason } from './layer-access.js';
 import { addressPart, FILE_KINDS, layerAddress, type FileKind, type LayerAddress } from './layer-address.js';
-import { historyRepository, recordLayerChange } from './layer-history.js';
+import { historyRepository, recordLayerChange, unlessUnchanged } from './layer-history.js';
 
 /** The `npm run config:import` command (docs/config-server.md): one layer from a values.yml and/or a folder. */
 
@@ -159,6 +159,8 @@ export async function readImport(plan: ImportPlan): Promise<ImportContents> {
 }
 
 export interface ImportSummary {
+  /** The layer already held exactly this: no version was added (DESIGN 14). */
+  readonly unchanged: boolean;
   readonly properties: number | undefined;
   readonly files: number | undefined;
 }
@@ -170,14 +172,19 @@ export async function importLayer(
   contents: ImportContents,
   user = 'config-import',
 ): Promise<ImportSummary> {
-  await new UnitOfWork(dataSource).run(async (tx) => {
-    const layers = new ConfigLayerRepository(dataSource).in(tx);
-    const layerId = await layers.upsert(plan.address, user);
-    if (contents.properties !== undefined) await layers.writeProperties(layerId, contents.properties, 'replace');
-    if (contents.files !== undefined) await layers.writeFiles(layerId, plan.kind, contents.files, 'replace');
-    await recordLayerChange(historyRepository(dataSource), tx, layerId, { actor: user, reason: plan.reason });
-  });
+  const unchanged = await unlessUnchanged(
+    new UnitOfWork(dataSource).run(async (tx) => {
+      const layers = new ConfigLayerRepository(dataSource).in(tx);
+      const layerId = await layers.upsert(plan.address, user);
+      if (contents.properties !== undefined) await layers.writeProperties(layerId, contents.properties, 'replace');
+      if (contents.files !== undefined) await layers.writeFiles(layerId, plan.kind, contents.files, 'replace');
+      await recordLayerChange(historyRepository(dataSource), tx, layerId, { actor: user, reason: plan.reason });
+      return false;
+    }),
+    () => true,
+  );
   return {
+    unchanged,
     properties: contents.properties === undefined ? undefined : Object.keys(contents.properties).length,
     files: contents.files?.size,
   };

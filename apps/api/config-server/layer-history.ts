@@ -8,32 +8,62 @@ export interface ChangeAuthor {
 }
 
 /**
+ * A write that changed nothing (DESIGN 14): its transaction is rolled back, so it appends no version and
+ * sends nothing; the writer answers 200 with the layer's unchanged `version`.
+ */
+export class UnchangedLayer extends Error {
+  constructor(readonly version: number) {
+    super(`the layer is unchanged at version ${version}`);
+    this.name = 'UnchangedLayer';
+  }
+}
+
+/** Throws `UnchangedLayer` for a version that changed no name of an existing layer (its creation always counts). */
+function changed(appended: AppendedVersion): AppendedVersion {
+  const { added, changed: modified, removed } = appended.change;
+  const previous = appended.version - 1;
+  if (previous > 0 && added.length + modified.length + removed.length === 0) throw new UnchangedLayer(previous);
+  return appended;
+}
+
+/**
  * Records the change just written to `layerId` in `tx`: its version and its `config.changed` event
  * `{ host, serviceId, productId, productVersion, envTag, version, keys }` (names only), with the NOTIFY the
  * push listens for (sent after the commit where a control session exists: answer after `announced`).
  * Every writer of layers (admin API, rollback, import, dev seed) ends here or in `replacePropertiesRecorded`.
  */
-export function recordLayerChange(
+export async function recordLayerChange(
   history: ConfigHistoryRepository,
   tx: Tx,
   layerId: string,
   author: ChangeAuthor,
 ): Promise<AppendedVersion> {
-  return history.in(tx).append(layerId, author.actor, author.reason);
+  return changed(await history.in(tx).append(layerId, author.actor, author.reason));
 }
 
 /**
  * Replaces the layer's properties with `properties` and records the change as `recordLayerChange` would
  * after `writeProperties(…, 'replace')`, in fewer statements: the admin properties writes (PUT and DELETE).
  */
-export function replacePropertiesRecorded(
+export async function replacePropertiesRecorded(
   history: ConfigHistoryRepository,
   tx: Tx,
   layer: { readonly layerId: string; readonly address: LayerAddress },
   properties: Readonly<Record<string, JsonValue>>,
   author: ChangeAuthor,
 ): Promise<AppendedVersion> {
-  return history.in(tx).replaceProperties(layer.layerId, layer.address, properties, author.actor, author.reason);
+  const { layerId, address } = layer;
+  return changed(await history.in(tx).replaceProperties(layerId, address, properties, author.actor, author.reason));
+}
+
+/** `work`'s result, or `unchanged(version)` when it threw `UnchangedLayer` (its transaction rolled back). */
+export async function unlessUnchanged<T>(work: Promise<T>, unchanged: (version: number) => Promise<T> | T): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof UnchangedLayer) return unchanged(error.version);
+    throw error;
+  }
 }
 
 /**
