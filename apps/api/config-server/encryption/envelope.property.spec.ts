@@ -4,7 +4,6 @@ import { randomBytes } from 'node:crypto';
 import type { JsonValue } from '#database';
 import { assertProperty } from '../../../../test/support/binding-space.js';
 import {
-  DecryptError,
   KeyRing,
   SEALED_OVERHEAD,
   newDataKey,
@@ -15,17 +14,7 @@ import {
   unwrapDataKey,
   wrapDataKey,
 } from './index.js';
-
-/** The DecryptError `fn` throws; fails the property when it throws something else or nothing. */
-function decryptError(fn: () => unknown): DecryptError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof DecryptError) return error;
-    throw error;
-  }
-  throw new Error('expected a DecryptError, and it opened');
-}
+import { decryptError } from '../../../../test/support/decrypt-error.js';
 
 /** Large contents (certificates, files) made from a seed: fast-check keeps generated arrays short. */
 function pseudoRandom(length: number, seed: number): Buffer {

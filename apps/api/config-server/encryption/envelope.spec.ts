@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import {
-  DecryptError,
   KeyRing,
   SEALED_OVERHEAD,
   newDataKey,
@@ -11,17 +10,7 @@ import {
   sealValue,
   wrapDataKey,
 } from './index.js';
-
-/** The DecryptError `fn` throws; fails the property when it throws something else or nothing. */
-function decryptError(fn: () => unknown): DecryptError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof DecryptError) return error;
-    throw error;
-  }
-  throw new Error('expected a DecryptError, and it opened');
-}
+import { decryptError } from '../../../../test/support/decrypt-error.js';
 
 describe('envelope (examples)', () => {
   it('never holds the plaintext, and refuses short buffers, unknown formats, wrong keys and wrong AADs', () => {

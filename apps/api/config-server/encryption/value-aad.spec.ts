@@ -2,18 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { LayerAddress } from '#database';
 import { assertProperty } from '../../../../test/support/binding-space.js';
-import { DecryptError, newDataKey, openValue, sealValue, valueAad } from './index.js';
-
-/** The DecryptError `fn` throws; fails the property when it throws something else or nothing. */
-function decryptError(fn: () => unknown): DecryptError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof DecryptError) return error;
-    throw error;
-  }
-  throw new Error('expected a DecryptError, and it opened');
-}
+import { newDataKey, openValue, sealValue, valueAad } from './index.js';
+import { decryptError } from '../../../../test/support/decrypt-error.js';
 
 // Characters that break naive encodings (separators, quotes, escapes, NUL, a lone surrogate) plus any text.
 const tricky = fc.string({
