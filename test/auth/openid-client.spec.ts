@@ -14,6 +14,7 @@ import { ISSUER_DISCOVERY_WARNING } from '#platform';
 import { dataDir, freePort, requireBuild, run, startBuilt, type Spawned } from '../support/processes.js';
 import { writeIssuerKeyFile } from '../support/tokens.js';
 import { testKeyRingFile } from '../support/key-ring.js';
+import { testDatabaseEnv } from '../support/database.js';
 
 /**
  * Issue 41 and DESIGN 10: a standard OAuth client (openid-client 6) discovers the built api's issuer by
@@ -31,10 +32,8 @@ interface Registered {
 /** `npm run client:create` as an operator runs it, with the api's settings; the secret is printed once. */
 async function createClient(env: Record<string, string>, args: string[]): Promise<Registered> {
   const clientId = `oidc-${randomUUID().slice(0, 8)}`;
-  const created = run('scripts/client-create.js', ['--id', clientId, ...args], {
-    DATABASE_URL: process.env.DATABASE_URL ?? '',
-    ...env,
-  });
+  // The suite's database as the api reaches it: behind CI's PgBouncer, its declared pool mode too.
+  const created = run('scripts/client-create.js', ['--id', clientId, ...args], { ...testDatabaseEnv(), ...env });
   expect(await created.exit()).toBe(0);
   const secret = /client secret \(shown once\): (\S+)/.exec(created.output())?.[1];
   if (secret === undefined) throw new Error(`no secret in client:create output:\n${created.output()}`);
