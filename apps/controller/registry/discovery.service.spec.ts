@@ -37,7 +37,10 @@ let registry: RegistryService;
 
 beforeAll(async () => {
   db = await openDatabase();
-  session = new ControlSession(process.env.DATABASE_URL ?? '', 'bindery-discovery-test');
+  session = new ControlSession(
+    process.env.DATABASE_SESSION_URL || (process.env.DATABASE_URL ?? ''),
+    'bindery-discovery-test',
+  );
   const noHttp = { httpAdapter: undefined } as unknown as HttpAdapterHost;
   lease = new LeaseService(new ControllerLeaseRepository(session), settings, noHttp);
   await lease.onModuleInit();

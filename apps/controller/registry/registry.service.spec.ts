@@ -35,7 +35,10 @@ const tick = (lease: LeaseService): Promise<void> => (lease as unknown as { tick
 
 beforeAll(async () => {
   db = await openDatabase();
-  session = new ControlSession(process.env.DATABASE_URL ?? '', 'bindery-lease-test');
+  session = new ControlSession(
+    process.env.DATABASE_SESSION_URL || (process.env.DATABASE_URL ?? ''),
+    'bindery-lease-test',
+  );
   registry = new RegistryService(new RuntimeInstanceRepository(db), await startLease(), loadSettings(LONG_LEASE));
 });
 afterAll(async () => {
