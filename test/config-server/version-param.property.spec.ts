@@ -83,6 +83,8 @@ describe('version parameter (property, real api)', () => {
     await assertProperty(
       'version parameter',
       fc.asyncProperty(versionText, fc.constantFrom('rollback' as const, 'history' as const), async (text, kind) => {
+        // A URL parser resolves a `.` or `..` segment, even encoded (%2E), so no client can send it as a value.
+        fc.pre(kind === 'rollback' || (text !== '.' && text !== '..'));
         const { result, queries } = await send(kind, text);
         const label = JSON.stringify([kind, text]);
         expect([label, result.statusCode < 500]).toEqual([label, true]);

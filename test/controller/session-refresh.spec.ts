@@ -28,20 +28,28 @@ describe('token lifetime on the socket', () => {
   });
 
   it('keeps a refreshed socket registered across several token lifetimes', async () => {
-    // Lifetimes of 2 s (exp has whole seconds), refreshed every second: 4 s in all, two lifetimes.
-    const client = await RpcClient.connect(ctl.wsUrl, { token: await runtime('svc-ref', 2) });
+    // Tokens of 3 s then 4 s (exp has whole seconds), each replaced at once; the last lives a minute.
+    const client = await RpcClient.connect(ctl.wsUrl, { token: await runtime('svc-ref', 3) });
     const id = instanceIdOf(await client.call('service/register', { serviceId: 'svc-ref', envTag: 'prod' }));
-    for (let round = 0; round < 4; round++) {
-      await new Promise((r) => setTimeout(r, 1000));
-      const refreshed = await client.call('session/refresh', { jwt: await runtime('svc-ref', 2) });
+    for (const lifetime of [4, 60]) {
+      const refreshed = await client.call('session/refresh', { jwt: await runtime('svc-ref', lifetime) });
       expect(refreshed.result).toMatchObject({ status: 'refreshed', exp: expect.any(Number) });
     }
-    await new Promise((r) => setTimeout(r, 500));
-    expect(client.socket.readyState).toBe(client.socket.OPEN);
-    // Calls act with the refreshed token.
+    // A witness whose 4 s token was issued last: once it is closed, both replaced tokens' deadlines have passed.
+    const witness = await RpcClient.connect(ctl.wsUrl, { token: await runtime('svc-ref', 4) });
+    expect(await witness.waitClosed()).toEqual({ code: 1008, reason: 'Token expired' });
+    // Calls act with the refreshed token, on a socket that was never closed (frames keep their order).
     expect((await client.call('discovery/lookup', { serviceId: 'svc-ref', envTag: 'prod' })).result).toBeDefined();
+    expect(client.socket.readyState).toBe(client.socket.OPEN);
     expect((await table.byId(id))?.status).toBe('connected');
     await client.close();
+  });
+
+  it("closes a refreshed socket once the new token's own lifetime is over", async () => {
+    const client = await RpcClient.connect(ctl.wsUrl, { token: await runtime('svc-short', 60) });
+    instanceIdOf(await client.call('service/register', { serviceId: 'svc-short', envTag: 'prod' }));
+    expect((await client.call('session/refresh', { jwt: await runtime('svc-short', 1) })).result).toBeDefined();
+    expect(await client.waitClosed()).toEqual({ code: 1008, reason: 'Token expired' });
   });
 
   it.each([
