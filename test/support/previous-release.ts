@@ -4,7 +4,7 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { ownsListener, runCommand, type Spawned } from './processes.js';
+import { runCommand, untilReady, type Spawned } from './processes.js';
 import { ISSUER, writeJwksFile } from './tokens.js';
 
 /**
@@ -158,16 +158,5 @@ export async function startRelease(main: string, port: number, env: Record<strin
     LOG_LEVEL: 'info',
     ...env,
   });
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const ready = await fetch(`http://127.0.0.1:${port}/health/ready`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ready && (await ownsListener(spawned.child.pid ?? -1, port))) return spawned;
-    if (spawned.child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  spawned.child.kill('SIGKILL');
-  throw new Error(`${main} did not become ready:\n${spawned.output()}`);
+  return untilReady(spawned, main, port);
 }

@@ -128,6 +128,11 @@ export async function startBuilt(entry: string, port: number, env: Record<string
     LOG_LEVEL: 'warn',
     ...env,
   });
+  return untilReady(spawned, entry, port);
+}
+
+/** Resolves once `spawned` answers /health/ready on `port` (30 s at most); SIGKILLs it and throws otherwise. */
+export async function untilReady(spawned: Spawned, name: string, port: number): Promise<Spawned> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     const ready = await fetch(`http://127.0.0.1:${port}/health/ready`).then(
@@ -140,7 +145,7 @@ export async function startBuilt(entry: string, port: number, env: Record<string
     await new Promise((r) => setTimeout(r, 100));
   }
   spawned.child.kill('SIGKILL');
-  throw new Error(`${entry} did not become ready:\n${spawned.output()}`);
+  throw new Error(`${name} did not become ready:\n${spawned.output()}`);
 }
 
 /** SIGKILL to a `runCommand(..., cwd)` process and everything it started. */
