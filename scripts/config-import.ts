@@ -10,6 +10,7 @@ import {
   parseImportArgs,
   readImport,
 } from '../apps/api/config-server/config-import.js';
+import { configKeysFor } from '../apps/api/config-server/encryption/config-keys.js';
 import { answerHelp } from './usage.js';
 
 /** "1 file", "2 files": the summary line reads as a sentence. */
@@ -36,7 +37,9 @@ async function main(argv: readonly string[]): Promise<void> {
   try {
     await dataSource.initialize();
     await runMigrations(dataSource);
-    const summary = await importLayer(dataSource, plan, contents);
+    const keys = await configKeysFor(settings);
+    if (keys.warning !== undefined) process.stderr.write(`config:import: ${keys.warning}\n`);
+    const summary = await importLayer(dataSource, plan, contents, keys);
     const parts = [
       summary.properties === undefined ? undefined : count(summary.properties, 'property', 'properties'),
       summary.files === undefined ? undefined : `${count(summary.files, 'file')} of kind ${plan.kind}`,

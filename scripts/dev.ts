@@ -9,6 +9,7 @@ import { dataSourceOptions, resolveDatabase, runMigrations } from '#database';
 import { loadSettings, SettingsError, type Settings } from '#platform';
 import { ensureDevKey, signDevToken } from '#token-binding';
 import { seedDevConfig } from '../apps/api/config-server/dev-seed.js';
+import { configKeysFor } from '../apps/api/config-server/encryption/config-keys.js';
 import { ensureDevClient, type DevClient } from '../apps/api/token-issuer/dev-client.js';
 import { answerHelp } from './usage.js';
 
@@ -216,7 +217,7 @@ async function prepare(url: string, settings: Settings): Promise<DevClient | und
   await dataSource.initialize();
   try {
     await runMigrations(dataSource);
-    await seedDevConfig(dataSource, settings.dataDir);
+    await seedDevConfig(dataSource, settings.dataDir, await configKeysFor(settings));
     return settings.devMode
       ? await ensureDevClient(dataSource, settings.controllerHostId, settings.dataDir)
       : undefined;

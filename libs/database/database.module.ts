@@ -6,7 +6,9 @@ import { accessOf, type PoolMode } from './access.js';
 import { dataSourceOptions, migrate, runMigrations } from './data-source.js';
 import { ChangeEventRepository } from './repositories/change-event.repository.js';
 import { ConfigHistoryRepository } from './repositories/config-history.repository.js';
+import { ConfigKeyRepository } from './repositories/config-key.repository.js';
 import { ConfigLayerRepository } from './repositories/config-layer.repository.js';
+import { ConfigStoreRepository } from './repositories/config-store.repository.js';
 import { ControllerLeaseRepository } from './repositories/controller-lease.repository.js';
 import { EntityLinkRepository } from './repositories/entity-link.repository.js';
 import { EntityRepository } from './repositories/entity.repository.js';
@@ -22,6 +24,8 @@ const REPOSITORIES = [
   EntityLinkRepository,
   ConfigLayerRepository,
   ConfigHistoryRepository,
+  ConfigStoreRepository,
+  ConfigKeyRepository,
   RuntimeInstanceRepository,
   ControllerLeaseRepository,
   OAuthClientRepository,

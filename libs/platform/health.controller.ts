@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { Public } from './access.js';
 import { problemResponse } from './openapi.js';
 import { databaseUnavailable } from './problem.js';
+import { ReadinessDetails } from './readiness.js';
 
 const READY_TIMEOUT_MS = 2000;
 
@@ -14,7 +15,10 @@ const STATUS_OK = { type: 'string', enum: ['ok'] };
 @Controller('health')
 @Public()
 export class HealthController {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly details: ReadinessDetails,
+  ) {}
 
   @Get('live')
   @HttpCode(HttpStatus.OK)
@@ -30,15 +34,26 @@ export class HealthController {
     schema: {
       type: 'object',
       required: ['status', 'database'],
-      properties: { status: STATUS_OK, database: { type: 'string', enum: ['up'] } },
+      properties: {
+        status: STATUS_OK,
+        database: { type: 'string', enum: ['up'] },
+        config: {
+          type: 'object',
+          description: 'api only: whether new config values are sealed, and how many rows still hold plaintext',
+          properties: { encryptedWrites: { type: 'boolean' }, plaintextRows: { type: 'integer' } },
+        },
+      },
     },
   })
   @ApiResponse(problemResponse(503, 'The database is not reachable (within 2 s)'))
-  async ready(): Promise<{ status: 'ok'; database: 'up' }> {
+  async ready(): Promise<{ status: 'ok'; database: 'up' } & Record<string, unknown>> {
     let timer: NodeJS.Timeout | undefined;
+    let details: Record<string, unknown> = {};
     try {
       await Promise.race([
-        this.dataSource.query('select 1'),
+        this.dataSource.query('select 1').then(async () => {
+          details = await this.details.read();
+        }),
         new Promise((_, reject) => {
           timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
         }),
@@ -48,6 +63,6 @@ export class HealthController {
     } finally {
       clearTimeout(timer);
     }
-    return { status: 'ok', database: 'up' };
+    return { status: 'ok', database: 'up', ...details };
   }
 }

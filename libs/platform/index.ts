@@ -73,3 +73,4 @@ export {
 } from './access.js';
 export { isDatabaseUnavailable, scrubSqlMessage } from './database-errors.js';
 export { KEPT_VERSIONS, type ConfigStoreSettings } from './config-store-settings.js';
+export { ReadinessDetails } from './readiness.js';

@@ -6,6 +6,7 @@ import { HealthController } from './health.controller.js';
 import { AppLogger } from './app-logger.js';
 import { createRootLogger } from './logging.js';
 import { Metrics, MetricsController } from './metrics.js';
+import { ReadinessDetails } from './readiness.js';
 import type { Settings } from './settings.js';
 
 export const SETTINGS = Symbol('SETTINGS');
@@ -30,13 +31,14 @@ export class PlatformModule {
         { provide: SETTINGS, useValue: options.settings },
         AccessDeclarationCheck,
         Metrics,
+        ReadinessDetails,
         {
           provide: AppLogger,
           useFactory: () =>
             new AppLogger(createRootLogger(options.settings.logLevel, options.settings.trustProxy, options.logStream)),
         },
       ],
-      exports: [SETTINGS, Metrics, AppLogger],
+      exports: [SETTINGS, Metrics, AppLogger, ReadinessDetails],
     };
   }
 }

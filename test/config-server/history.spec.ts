@@ -11,6 +11,7 @@ import { ConfigHistoryService } from '../../apps/api/config-server/config-histor
 import { historyRepository, recordLayerChange } from '../../apps/api/config-server/layer-history.js';
 import { call, sqlDuring, startApi, unique, type TestApi } from '../support/api.js';
 import { token } from '../support/tokens.js';
+import { testConfigKeys } from '../support/key-ring.js';
 
 /** DESIGN 14: every layer change is a version; history, rollback, reasons, host isolation, feed and NOTIFY. */
 let api: TestApi;
@@ -127,7 +128,7 @@ describe('versions', () => {
       '--reason',
       'from git',
     ]);
-    await importLayer(db, plan, await readImport(plan));
+    await importLayer(db, plan, await readImport(plan), testConfigKeys());
 
     const { total, versions } = await history(q);
     expect(total).toBe(8);

@@ -12,6 +12,9 @@ import {
 import { seedDevConfig } from '../../apps/api/config-server/dev-seed.js';
 import { startApi, unique, type TestApi } from '../support/api.js';
 import { adminToken, bearer, send, signed, type Query } from './support.js';
+import { testConfigKeys } from '../support/key-ring.js';
+
+const keys = testConfigKeys();
 
 describe('config:import', () => {
   let api: TestApi;
@@ -70,11 +73,20 @@ describe('config:import', () => {
     });
     const db = api.app.get(DataSource);
     // Something to replace.
-    await importLayer(db, plan, { properties: { 'old.key': 1 }, files: new Map([['old.pem', Buffer.from('x')]]) });
-    const summary = await importLayer(db, plan, await readImport(plan));
+    await importLayer(
+      db,
+      plan,
+      { properties: { 'old.key': 1 }, files: new Map([['old.pem', Buffer.from('x')]]) },
+      keys,
+    );
+    const summary = await importLayer(db, plan, await readImport(plan), keys);
     expect(summary).toEqual({ unchanged: false, properties: 6, files: 3 });
     // The same import again changes nothing: no version (DESIGN 14).
-    expect(await importLayer(db, plan, await readImport(plan))).toEqual({ unchanged: true, properties: 6, files: 3 });
+    expect(await importLayer(db, plan, await readImport(plan), keys)).toEqual({
+      unchanged: true,
+      properties: 6,
+      files: 3,
+    });
 
     const query = { host, serviceId: 'petstore', envTag: 'prod' };
     const claims = { host, sid: 'petstore', env: 'prod' };
@@ -102,10 +114,10 @@ describe('config:import', () => {
     await mkdir(folder);
     await writeFile(join(folder, 'f.txt'), 'f');
     const onlyFolder = await parseImportArgs([...base, folder]);
-    await importLayer(db, onlyFolder, await readImport(onlyFolder));
+    await importLayer(db, onlyFolder, await readImport(onlyFolder), keys);
     const onlyValues = await parseImportArgs([...base, values]);
     expect(onlyValues.filesDir).toBeUndefined();
-    await importLayer(db, onlyValues, await readImport(onlyValues));
+    await importLayer(db, onlyValues, await readImport(onlyValues), keys);
     const query = { host, productId: 'prod', productVersion: '1.0' };
     expect(await read('configs', query, { host })).toEqual({ 'a.b': 1 });
     expect(await read('files', query, { host })).toEqual({ 'f.txt': Buffer.from('f').toString('base64') });
@@ -178,8 +190,8 @@ describe('dev seed', () => {
   it('seeds dev-host/petstore/dev once per database: what an operator removed stays removed across restarts', async () => {
     const db = api.app.get(DataSource);
     const dataDir = await mkdtemp(join(tmpdir(), 'bindery-seed-'));
-    expect(await seedDevConfig(db, dataDir)).toBe('seeded');
-    expect(await seedDevConfig(db, dataDir)).toBe('already-seeded');
+    expect(await seedDevConfig(db, dataDir, keys)).toBe('seeded');
+    expect(await seedDevConfig(db, dataDir, keys)).toBe('already-seeded');
     const seeded = await readConfigs();
     expect(seeded).toMatchObject({ 'server.httpPort': 8443, 'server.enableHttps': true, 'petstore.pageSize': 20 });
     for (const [endpoint, name] of [
@@ -214,11 +226,11 @@ describe('dev seed', () => {
     });
 
     // The next start (same data dir) restores nothing.
-    expect(await seedDevConfig(db, dataDir)).toBe('already-seeded');
+    expect(await seedDevConfig(db, dataDir, keys)).toBe('already-seeded');
     expect(await readConfigs()).toEqual(edited);
     // Nor does a start with a new data dir against this database (its layers exist): it only records it.
     const other = await mkdtemp(join(tmpdir(), 'bindery-seed-'));
-    expect(await seedDevConfig(db, other)).toBe('layers-exist');
+    expect(await seedDevConfig(db, other, keys)).toBe('layers-exist');
     expect(await readConfigs()).toEqual(edited);
     const certs = await send(api, 'GET', '/config-server/certs', {
       query: devQuery,
@@ -238,8 +250,8 @@ describe('dev seed', () => {
       }
     }
     expect(await readConfigs()).toEqual({});
-    expect(await seedDevConfig(db, dataDir)).toBe('already-seeded');
-    expect(await seedDevConfig(db, other)).toBe('already-seeded');
+    expect(await seedDevConfig(db, dataDir, keys)).toBe('already-seeded');
+    expect(await seedDevConfig(db, other, keys)).toBe('already-seeded');
     expect(await readConfigs()).toEqual({});
     // The emptied layers keep their rows (version counter and history, DESIGN 14) but hold nothing.
     expect(

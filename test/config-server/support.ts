@@ -43,7 +43,7 @@ export interface Sent {
 /** One request through the real HTTP stack, counting the SQL statements it caused. */
 export async function send(
   api: TestApi,
-  method: 'GET' | 'PUT' | 'DELETE',
+  method: 'GET' | 'PUT' | 'POST' | 'DELETE',
   path: string,
   options: { query?: Query; authorization?: string; headers?: Record<string, string>; payload?: unknown } = {},
 ): Promise<Sent> {

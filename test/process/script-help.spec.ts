@@ -41,6 +41,8 @@ describe('npm run <script> -- --help', () => {
     ['token', /^usage: npm run token\b/m],
     ['config:import', /^usage: npm run config:import\b/m],
     ['client:create', /^usage: npm run client:create\b/m],
+    ['keys:rewrap', /^usage: npm run keys:rewrap\b/m],
+    ['keys:encrypt-existing', /^usage: npm run keys:rewrap\b/m],
     ['example:runtime', /^usage: npm run example:runtime\b/m],
     ['bench', /^usage: npm run bench\b/m],
   ];

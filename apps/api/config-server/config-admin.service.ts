@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import {
   compareKeys,
-  ConfigHistoryRepository,
   ConfigLayerRepository,
   sortedRecord,
   UnitOfWork,
@@ -20,7 +19,9 @@ import {
   type FilesLayerView,
   type PropertiesLayerView,
 } from './config-layer.view.js';
-import { recordLayerChange, replacePropertiesRecorded, unlessUnchanged, type ChangeAuthor } from './layer-history.js';
+import { unlessUnchanged, type ChangeAuthor } from './layer-history.js';
+import { LayerReader } from './layer-reader.js';
+import { LayerWriter, type WritableLayer } from './layer-writer.js';
 
 /** A layer part as read or written, with the layer's version after it (0: the layer does not exist). */
 export interface Versioned<T> {
@@ -38,7 +39,8 @@ export class ConfigAdminService {
   constructor(
     private readonly work: UnitOfWork,
     private readonly layers: ConfigLayerRepository,
-    private readonly history: ConfigHistoryRepository,
+    private readonly reader: LayerReader,
+    private readonly writer: LayerWriter,
   ) {}
 
   async putProperties(
@@ -48,9 +50,8 @@ export class ConfigAdminService {
     condition: VersionCondition,
   ): Promise<Versioned<PropertiesLayerView>> {
     const written = this.work.run(async (tx) => {
-      const layerId = await this.lockWritable(tx, author, address, condition);
-      // The version's snapshot is the layer as written: no separate read-back.
-      return replacePropertiesRecorded(this.history, tx, { layerId, address }, properties, author);
+      const layer = await this.lockWritable(tx, author, address, condition);
+      return this.writer.write(tx, layer, [{ properties, mode: 'replace' }], author);
     });
     return unlessUnchanged(
       written.then(async (appended) => {
@@ -64,17 +65,17 @@ export class ConfigAdminService {
 
   async getProperties(address: LayerAddress): Promise<Versioned<PropertiesLayerView>> {
     const layer = await this.layers.find(address);
-    const properties = layer === null ? {} : await this.layers.properties(layer.layerId);
-    return { view: toPropertiesLayerView(address, properties), version: layer?.aggregateVersion ?? 0 };
+    const properties = layer === null ? new Map() : await this.reader.properties({ layerId: layer.layerId, address });
+    return { view: toPropertiesLayerView(address, sortedRecord(properties)), version: layer?.aggregateVersion ?? 0 };
   }
 
   /** Idempotent: an unknown layer is answered like a deleted one, and gets no version. */
   async deleteProperties(author: ChangeAuthor, address: LayerAddress, condition: VersionCondition): Promise<void> {
     const appended = await unlessUnchanged(
       this.work.run(async (tx) => {
-        const layerId = await this.lockExisting(tx, author, address, condition);
-        if (layerId === undefined) return undefined;
-        return replacePropertiesRecorded(this.history, tx, { layerId, address }, {}, author);
+        const layer = await this.lockExisting(tx, author, address, condition);
+        if (layer === undefined) return undefined;
+        return this.writer.write(tx, layer, [{ properties: {}, mode: 'replace' }], author);
       }),
       () => undefined,
     );
@@ -89,16 +90,14 @@ export class ConfigAdminService {
     condition: VersionCondition,
   ): Promise<Versioned<FilesLayerView>> {
     const written = this.work.run(async (tx) => {
-      const layerId = await this.lockWritable(tx, author, address, condition);
-      const layers = this.layers.in(tx);
-      await layers.writeFiles(layerId, kind, files, 'replace');
-      const appended = await this.record(tx, layerId, author);
-      return { view: toFilesLayerView(address, kind, await layers.files(layerId, kind)), appended };
+      const layer = await this.lockWritable(tx, author, address, condition);
+      return this.writer.write(tx, layer, [{ kind, files, mode: 'replace' }], author);
     });
     return unlessUnchanged(
-      written.then(async ({ view, appended }) => {
+      written.then(async (appended) => {
         await appended.announced;
-        return { view, version: appended.version };
+        const now = appended.files?.[kind] ?? new Map<string, Buffer>();
+        return { view: toFilesLayerView(address, kind, now), version: appended.version };
       }),
       // The same files: the view is the request's, in the layer's order.
       (version) => ({
@@ -110,7 +109,11 @@ export class ConfigAdminService {
 
   async getFiles(address: LayerAddress, kind: FileKind): Promise<Versioned<FilesLayerView>> {
     const layer = await this.layers.find(address);
-    const files = layer === null ? new Map<string, Buffer>() : await this.layers.files(layer.layerId, kind);
+    const files = new Map<string, Buffer>();
+    if (layer !== null) {
+      const stored = await this.reader.files({ layerId: layer.layerId, address }, [kind]);
+      for (const [name, f] of stored[kind]) files.set(name, f.bytes ?? Buffer.alloc(0));
+    }
     return { view: toFilesLayerView(address, kind, files), version: layer?.aggregateVersion ?? 0 };
   }
 
@@ -122,10 +125,9 @@ export class ConfigAdminService {
   ): Promise<void> {
     const appended = await unlessUnchanged(
       this.work.run(async (tx) => {
-        const layerId = await this.lockExisting(tx, author, address, condition);
-        if (layerId === undefined) return undefined;
-        await this.layers.in(tx).writeFiles(layerId, kind, new Map(), 'replace');
-        return this.record(tx, layerId, author);
+        const layer = await this.lockExisting(tx, author, address, condition);
+        if (layer === undefined) return undefined;
+        return this.writer.write(tx, layer, [{ kind, files: new Map(), mode: 'replace' }], author);
       }),
       () => undefined,
     );
@@ -144,11 +146,11 @@ export class ConfigAdminService {
     author: ChangeAuthor,
     address: LayerAddress,
     condition: VersionCondition,
-  ): Promise<string> {
+  ): Promise<WritableLayer> {
     const { layerId, previous } = await this.layers.in(tx).upsertVersioned(address, author.actor);
     // A failure rolls back the upsert too: nothing of this write remains.
     if (!versionMatches(condition, previous)) throw stale(previous);
-    return layerId;
+    return { layerId, address, previous };
   }
 
   /** `lockWritable` for deletes: an unknown layer (after `If-Match` is judged) is left alone, undefined. */
@@ -157,15 +159,12 @@ export class ConfigAdminService {
     author: ChangeAuthor,
     address: LayerAddress,
     condition: VersionCondition,
-  ): Promise<string | undefined> {
+  ): Promise<WritableLayer | undefined> {
     const existing = await this.layers.in(tx).find(address, true);
     if (!versionMatches(condition, existing?.aggregateVersion ?? 0)) throw stale(existing?.aggregateVersion ?? 0);
     if (existing === null) return undefined;
-    return (await this.layers.in(tx).upsertVersioned(address, author.actor)).layerId;
-  }
-
-  private record(tx: Tx, layerId: string, author: ChangeAuthor) {
-    return recordLayerChange(this.history, tx, layerId, author);
+    const { layerId, previous } = await this.layers.in(tx).upsertVersioned(address, author.actor);
+    return { layerId, address, previous };
   }
 }
 

@@ -1,5 +1,13 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { ConfigHistoryRepository, ConfigLayerRepository, UnitOfWork, type LayerAddress } from '#database';
+import {
+  ConfigHistoryRepository,
+  ConfigLayerRepository,
+  sortedRecord,
+  UnitOfWork,
+  type FileKind,
+  type LayerAddress,
+  type LayerVersionContent,
+} from '#database';
 import { KEPT_VERSIONS, notFound, SETTINGS, type Settings } from '#platform';
 import { versionMatches, type VersionCondition } from '../common/etag.js';
 import { stale, type Versioned } from './config-admin.service.js';
@@ -10,7 +18,9 @@ import {
   type LayerVersionContentView,
   type RolledBackLayerView,
 } from './config-history.view.js';
-import { recordLayerChange, unlessUnchanged, type ChangeAuthor } from './layer-history.js';
+import { unlessUnchanged, type ChangeAuthor } from './layer-history.js';
+import { LayerReader, type OpenedVersion } from './layer-reader.js';
+import { LayerWriter } from './layer-writer.js';
 
 /** Each layer keeps at least this many versions, whatever their age (DESIGN 14). */
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
@@ -31,6 +41,8 @@ export class ConfigHistoryService implements OnModuleInit, OnApplicationShutdown
     private readonly work: UnitOfWork,
     private readonly layers: ConfigLayerRepository,
     private readonly history: ConfigHistoryRepository,
+    private readonly reader: LayerReader,
+    private readonly writer: LayerWriter,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
@@ -63,14 +75,16 @@ export class ConfigHistoryService implements OnModuleInit, OnApplicationShutdown
   async list(address: LayerAddress, offset: number, limit: number): Promise<LayerHistoryPage> {
     const layer = await this.layers.find(address);
     if (layer === null) return { total: 0, versions: [] };
-    return toHistoryPage(await this.history.page(layer.layerId, offset, limit));
+    const page = await this.history.page(layer.layerId, offset, limit);
+    const ref = { layerId: layer.layerId, address };
+    return toHistoryPage({ total: page.total, versions: await this.reader.withDigests(ref, page.versions) });
   }
 
   async version(address: LayerAddress, version: number, withContents: boolean): Promise<LayerVersionContentView> {
     const layer = await this.layers.find(address);
-    const content = layer === null ? null : await this.history.version(layer.layerId, version, withContents);
-    if (content === null) throw unknownVersion(version);
-    return toVersionContentView(content);
+    const opened = layer === null ? null : await this.reader.version({ layerId: layer.layerId, address }, version);
+    if (opened === null) throw unknownVersion(version);
+    return toVersionContentView(contentOf(opened, withContents));
   }
 
   /** Makes `version`'s content current as the layer's next version; 412 stale `If-Match`, 404 not kept. */
@@ -84,12 +98,14 @@ export class ConfigHistoryService implements OnModuleInit, OnApplicationShutdown
       const existing = await this.layers.in(tx).find(address, true);
       if (existing === null) throw unknownVersion(version);
       if (!versionMatches(condition, existing.aggregateVersion)) throw stale(existing.aggregateVersion);
-      const { layerId } = await this.layers.in(tx).upsertVersioned(address, author.actor);
-      if (!(await this.history.in(tx).restore(layerId, version))) throw unknownVersion(version);
-      const appended = await recordLayerChange(this.history, tx, layerId, author);
-      const content = await this.history.in(tx).version(layerId, appended.version, false);
-      if (content === null) throw new Error('the version just appended is missing');
-      return { view: { ...address, ...toVersionContentView(content) }, appended };
+      const { layerId, previous } = await this.layers.in(tx).upsertVersioned(address, author.actor);
+      const old = await this.reader.version({ layerId, address }, version, tx);
+      if (old === null) throw unknownVersion(version);
+      const appended = await this.writer.write(tx, { layerId, address, previous }, [{ restore: old.content }], author);
+      return {
+        view: { ...address, ...toVersionContentView(contentOf({ ...old, record: appended }, false)) },
+        appended,
+      };
     });
     return unlessUnchanged(
       written.then(async ({ view, appended }) => {
@@ -99,10 +115,27 @@ export class ConfigHistoryService implements OnModuleInit, OnApplicationShutdown
       // Version n's content is the current one: no version is added, the current one is the answer.
       async (current) => {
         const layer = await this.layers.find(address);
-        const content = layer === null ? null : await this.history.version(layer.layerId, current, false);
-        if (content === null) throw unknownVersion(current);
-        return { view: { ...address, ...toVersionContentView(content) }, version: current };
+        const opened = layer === null ? null : await this.reader.version({ layerId: layer.layerId, address }, current);
+        if (opened === null) throw unknownVersion(current);
+        return { view: { ...address, ...toVersionContentView(contentOf(opened, false)) }, version: current };
       },
     );
   }
+}
+
+/** A version's content as history shows it: properties, file hashes, and the contents when asked for. */
+function contentOf(opened: OpenedVersion, withContents: boolean): LayerVersionContent {
+  const { record, content, sha256 } = opened;
+  const base64 = (kind: FileKind) =>
+    sortedRecord([...content.files[kind]].map(([name, f]) => [name, f.bytes.toString('base64')] as const));
+  return {
+    version: record.version,
+    at: record.at,
+    actor: record.actor,
+    reason: record.reason,
+    change: record.change,
+    properties: sortedRecord(content.properties),
+    files: sha256,
+    ...(withContents ? { fileContents: { cert: base64('cert'), file: base64('file') } } : {}),
+  };
 }

@@ -13,7 +13,9 @@ import {
 } from './config-values.js';
 import { changeReason } from './layer-access.js';
 import { addressPart, FILE_KINDS, layerAddress, type FileKind, type LayerAddress } from './layer-address.js';
-import { historyRepository, recordLayerChange, unlessUnchanged } from './layer-history.js';
+import type { ConfigKeys } from './encryption/config-keys.js';
+import { unlessUnchanged } from './layer-history.js';
+import { layerWriterFor, type LayerEdit } from './layer-writer.js';
 
 /** The `npm run config:import` command (docs/config-server.md): one layer from a values.yml and/or a folder. */
 
@@ -170,15 +172,19 @@ export async function importLayer(
   dataSource: DataSource,
   plan: ImportPlan,
   contents: ImportContents,
+  keys: ConfigKeys,
   user = 'config-import',
 ): Promise<ImportSummary> {
+  const writer = layerWriterFor(dataSource, keys);
+  const edits: LayerEdit[] = [];
+  if (contents.properties !== undefined) edits.push({ properties: contents.properties, mode: 'replace' });
+  if (contents.files !== undefined) edits.push({ kind: plan.kind, files: contents.files, mode: 'replace' });
   const unchanged = await unlessUnchanged(
     new UnitOfWork(dataSource).run(async (tx) => {
-      const layers = new ConfigLayerRepository(dataSource).in(tx);
-      const layerId = await layers.upsert(plan.address, user);
-      if (contents.properties !== undefined) await layers.writeProperties(layerId, contents.properties, 'replace');
-      if (contents.files !== undefined) await layers.writeFiles(layerId, plan.kind, contents.files, 'replace');
-      await recordLayerChange(historyRepository(dataSource), tx, layerId, { actor: user, reason: plan.reason });
+      const { layerId, previous } = await new ConfigLayerRepository(dataSource)
+        .in(tx)
+        .upsertVersioned(plan.address, user);
+      await writer.write(tx, { layerId, address: plan.address, previous }, edits, { actor: user, reason: plan.reason });
       return false;
     }),
     () => true,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { ConfigLayerRepository, type FileKind, type JsonValue } from '#database';
+import { ConfigLayerRepository, sortedRecord, type FileKind, type JsonValue } from '#database';
 import { ProblemException } from '#platform';
+import { ConfigVault } from './encryption/config-vault.js';
 import type { ConfigRequest } from './layer-address.js';
 
 /**
@@ -12,11 +13,15 @@ export const MAX_FILES_BYTES = 4 * 1024 * 1024;
 
 @Injectable()
 export class ConfigServerService {
-  constructor(private readonly layers: ConfigLayerRepository) {}
+  constructor(
+    private readonly layers: ConfigLayerRepository,
+    private readonly vault: ConfigVault,
+  ) {}
 
-  /** Flat `configName.propertyName` keys, sorted, the higher layer winning per key. */
-  properties(request: ConfigRequest): Promise<Record<string, JsonValue>> {
-    return this.layers.mergedProperties(request);
+  /** Flat `configName.propertyName` keys, sorted, the higher layer winning per key; opened after the merge. */
+  async properties(request: ConfigRequest): Promise<Record<string, JsonValue>> {
+    const merged = await this.layers.mergedProperties(request);
+    return sortedRecord(await this.vault.openJson([...merged]));
   }
 
   /**
@@ -25,7 +30,10 @@ export class ConfigServerService {
    */
   async files(request: ConfigRequest, kind: FileKind): Promise<Record<string, string>> {
     const merged = await this.layers.mergedFiles(request, kind, MAX_FILES_BYTES);
-    if ('files' in merged) return merged.files;
+    if ('files' in merged) {
+      const opened = await this.vault.openBytes([...merged.files]);
+      return sortedRecord(opened.map(([name, bytes]) => [name, bytes.toString('base64')] as const));
+    }
     throw new ProblemException(
       500,
       `The ${kind === 'cert' ? 'certificates' : 'files'} of this request add up to ${merged.tooLarge} bytes, ` +

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { ConfigLayerRepository, UnitOfWork } from '#database';
 import type { JsonValue } from './config-values.js';
-import { historyRepository, recordLayerChange } from './layer-history.js';
+import type { ConfigKeys } from './encryption/config-keys.js';
+import { layerWriterFor } from './layer-writer.js';
 import type { LayerAddress } from './layer-address.js';
 
 export const DEV_SEED_HOST = 'dev-host';
@@ -57,7 +58,11 @@ export type DevSeedOutcome = 'seeded' | 'already-seeded' | 'layers-exist';
  * (seeded before the marker existed, or written by an operator) is recorded without a write. So a key,
  * file or layer an operator removed stays removed across restarts. Needs the migrations applied.
  */
-export async function seedDevConfig(dataSource: DataSource, dataDir: string): Promise<DevSeedOutcome> {
+export async function seedDevConfig(
+  dataSource: DataSource,
+  dataDir: string,
+  keys: ConfigKeys,
+): Promise<DevSeedOutcome> {
   const marker = join(dataDir, DEV_SEED_MARKER);
   const database = await databaseIdentity(dataSource);
   const seeded = await readFile(marker, 'utf8').then(
@@ -71,16 +76,26 @@ export async function seedDevConfig(dataSource: DataSource, dataDir: string): Pr
   const outcome = await new UnitOfWork(dataSource).run(async (tx): Promise<DevSeedOutcome> => {
     const layers = new ConfigLayerRepository(dataSource).in(tx);
     if ((await layers.find(SERVICE)) !== null || (await layers.find(SERVICE_DEV)) !== null) return 'layers-exist';
-    const history = historyRepository(dataSource);
+    const writer = layerWriterFor(dataSource, keys);
     const author = { actor: 'dev-seed', reason: 'example configuration of npm start' };
-    const service = await layers.upsert(SERVICE, 'dev-seed');
-    await layers.writeProperties(service, SERVICE_PROPERTIES, 'keep-existing');
-    await recordLayerChange(history, tx, service, author);
-    const dev = await layers.upsert(SERVICE_DEV, 'dev-seed');
-    await layers.writeProperties(dev, DEV_PROPERTIES, 'keep-existing');
-    await layers.writeFiles(dev, 'cert', new Map([['server.crt', DEV_CERT]]), 'keep-existing');
-    await layers.writeFiles(dev, 'file', new Map([['logback.xml', DEV_FILE]]), 'keep-existing');
-    await recordLayerChange(history, tx, dev, author);
+    const service = await layers.upsertVersioned(SERVICE, 'dev-seed');
+    await writer.write(
+      tx,
+      { ...service, address: SERVICE },
+      [{ properties: SERVICE_PROPERTIES, mode: 'replace' }],
+      author,
+    );
+    const dev = await layers.upsertVersioned(SERVICE_DEV, 'dev-seed');
+    await writer.write(
+      tx,
+      { ...dev, address: SERVICE_DEV },
+      [
+        { properties: DEV_PROPERTIES, mode: 'replace' },
+        { kind: 'cert', files: new Map([['server.crt', DEV_CERT]]), mode: 'replace' },
+        { kind: 'file', files: new Map([['logback.xml', DEV_FILE]]), mode: 'replace' },
+      ],
+      author,
+    );
     return 'seeded';
   });
   await mkdir(dataDir, { recursive: true });

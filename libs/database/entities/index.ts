@@ -42,7 +42,15 @@ export {
   type EntityTypeName,
 } from './entity-tables.js';
 export type { FilesByKind, LayerChange } from './config-layer-version.entity.js';
-export { FILE_KINDS, type FileKind, type JsonValue, type LayerAddress } from './config-types.js';
+export {
+  FILE_KINDS,
+  fileValueName,
+  type FileKind,
+  type JsonValue,
+  type LayerAddress,
+  type SealedValue,
+  type Stored,
+} from './config-types.js';
 export { TaggableEntity } from './taggable.entity.js';
 export { INSTANCE_STATUSES, PROTOCOLS, type InstanceStatus, type Protocol } from './runtime-instance.entity.js';
 

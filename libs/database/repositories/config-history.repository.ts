@@ -8,95 +8,34 @@ import { propertyChange } from '../property-change.js';
 import { afterCommit, BaseRepository, type Tx } from '../repository.js';
 import { sortedRecord } from '../sorted.js';
 import { FEED_LOCK } from './change-event.repository.js';
+import {
+  APPEND,
+  APPEND_SEALED,
+  DROP_UNUSED_KEYS,
+  PRUNE,
+  REMOVE_PROPERTIES,
+  REPLACE_PROPERTIES,
+  STORED_VERSION,
+} from './config-history.sql.js';
+import type {
+  AppendedRow,
+  AppendedVersion,
+  LayerVersionRecord,
+  SealedVersion,
+  StoredVersion,
+  StoredVersionRow,
+} from './config-history.types.js';
 import { VersionAnnouncer } from './version-announcer.js';
 
 export { CONFIG_CHANNEL } from './version-announcer.js';
-
-/** A version as history lists it: who, when, why and which names changed; never values. */
-export interface LayerVersionRecord {
-  readonly version: number;
-  readonly at: Date;
-  readonly actor: string | null;
-  readonly reason: string | null;
-  readonly change: LayerChange;
-}
-
-/** A version's whole content (`GET history/{version}`): properties, file hashes, contents when asked for. */
-export interface LayerVersionContent extends LayerVersionRecord {
-  readonly properties: Record<string, JsonValue>;
-  readonly files: FilesByKind<string>;
-  /** Base64 contents by kind and name; only when asked for. */
-  readonly fileContents?: FilesByKind<string>;
-}
-
-/** A version just appended, with the layer's address and its properties now. */
-export interface AppendedVersion extends LayerVersionRecord {
-  readonly address: LayerAddress;
-  readonly properties: Record<string, JsonValue>;
-  /**
-   * Settles once the controllers were told of this version (after the commit; never when it rolls back):
-   * writers answer after it, so whoever saw the answer can count on the notification being on its way.
-   */
-  readonly announced: Promise<void>;
-}
-
-interface AppendedRow {
-  readonly version: number;
-  readonly at: Date;
-  readonly change: LayerChange;
-  readonly properties: Record<string, JsonValue>;
-  readonly host: string;
-  readonly service_id: string | null;
-  readonly product_id: string | null;
-  readonly product_version: string | null;
-  readonly env_tag: string | null;
-}
-
-/**
- * Appends the layer's current content as its version, with the names that changed and its `config.changed`
- * event, and when $5 the NOTIFY the push listens for (delivered at commit); $6 false: the change wrote no
- * file, the previous version's are kept. Function `config_layer_append_version`, migration
- * ConfigHistoryLeanAppend.
- */
-const APPEND = `
-  select version, at, change, properties, host, service_id, product_id, product_version, env_tag
-    from config_layer_append_version($1, $2, $3, $4, $5, $6)`;
-
-/** Deletes the layer's ($1) properties, answering them: what a replace removes, for its diff. */
-const REMOVE_PROPERTIES = `
-  with gone as (delete from config_property where layer_id = $1 returning property_key, property_value)
-  select property_key as key, property_value as value from gone`;
-
-/** Inserts the properties $2, then appends the version and its event (see `replaceProperties`). */
-const REPLACE_PROPERTIES = `select version, at from config_layer_replace_properties($1, $2, $3, $4, $5, $6, $7, $8)`;
-
-/** Puts version $2's content back into the layer's tables ($1 layer); the current rows are deleted first. */
-const RESTORE = `
-  with v as (
-    select properties, file_contents from config_layer_version where layer_id = $1 and version = $2
-  ), properties as (
-    insert into config_property (layer_id, property_key, property_value)
-    select $1, e.key, e.value from v, jsonb_each(v.properties) e
-  )
-  insert into config_file (layer_id, kind, file_name, content)
-  select $1, k.kind, e.key, decode(e.value, 'base64')
-    from v, lateral (values ('cert', v.file_contents->'cert'), ('file', v.file_contents->'file')) as k(kind, m),
-         jsonb_each_text(k.m) e`;
-
-/**
- * Deletes versions older than $1 days, keeping the last $2 of every layer whatever their age, and every
- * version beyond a layer's last $3. Versions are numbered without gaps up to the layer's
- * `aggregate_version`, so the last $2 are those above it minus $2.
- */
-const PRUNE = `
-  with gone as (
-    delete from config_layer_version v using config_layer l
-     where v.layer_id = l.layer_id
-       and ((v.at < now() - $1 * interval '1 day' and v.version <= l.aggregate_version - $2)
-            or v.version <= l.aggregate_version - $3)
-    returning 1
-  )
-  select count(*)::int as pruned from gone`;
+export type {
+  AppendedVersion,
+  LayerVersionContent,
+  LayerVersionRecord,
+  SealedVersion,
+  StoredVersion,
+  StoredVersionContent,
+} from './config-history.types.js';
 
 /**
  * The history of config layers (DESIGN 14): appended in each change's transaction (`in(tx)`), read by
@@ -196,6 +135,74 @@ export class ConfigHistoryRepository extends BaseRepository {
     };
   }
 
+  /**
+   * Appends a sealed version (DESIGN 17) and its `config.changed` event in the change's transaction,
+   * announced like `append`'s. The api worked out the change from decrypted content: the database only
+   * ever sees sealed values, so it cannot diff them.
+   */
+  async appendSealed(
+    layerId: string,
+    address: LayerAddress,
+    sealed: SealedVersion,
+    actor: string | null,
+    reason: string | null,
+  ): Promise<Omit<AppendedVersion, 'properties'>> {
+    const tx = this.tx;
+    if (tx === undefined || this.manager.queryRunner?.isTransactionActive !== true) {
+      throw new Error('a layer version is appended inside the transaction of its change');
+    }
+    // Held until commit: the feed's readers see no seq that may still commit (ChangeEventRepository).
+    await this.manager.query('select pg_advisory_xact_lock_shared($1)', [FEED_LOCK]);
+    // The stored change names no digest: a file's SHA-256 is worked out when history is read.
+    const stored: LayerChange = { ...sealed.change, sha256: {} };
+    const rows = await this.manager.query<{ version: number; at: Date }[]>(APPEND_SEALED, [
+      layerId,
+      actor,
+      reason,
+      JSON.stringify(stored),
+      sealed.dataKeyId,
+      JSON.stringify(sealed.sealedProperties),
+      JSON.stringify(sealed.fileRefs),
+      JSON.stringify(sealed.keys),
+      this.announcer === undefined,
+    ]);
+    const row = rows[0];
+    if (row === undefined) throw new Error(`config layer ${layerId} does not exist`);
+    return {
+      version: row.version,
+      at: row.at,
+      actor,
+      reason,
+      change: sealed.change,
+      address,
+      announced: this.announcedAfterCommit(tx, address, row.version),
+    };
+  }
+
+  /** One version as stored (plaintext or sealed); null when it never existed or was pruned. */
+  async storedVersion(layerId: string, version: number, withContents: boolean): Promise<StoredVersion | null> {
+    const rows = await this.manager.query<StoredVersionRow[]>(STORED_VERSION, [layerId, version, withContents]);
+    const row = rows[0];
+    if (row === undefined) return null;
+    const record = { version: row.version, at: row.at, actor: row.actor, reason: row.reason, change: row.change };
+    if (row.sealed_properties !== null && row.data_key_id !== null && row.file_refs !== null) {
+      const content = {
+        form: 'sealed' as const,
+        dataKeyId: String(row.data_key_id),
+        sealedProperties: row.sealed_properties,
+        fileRefs: row.file_refs,
+      };
+      return { ...record, content };
+    }
+    const content = {
+      form: 'plain' as const,
+      properties: sortedRecord(Object.entries(row.properties ?? {})),
+      files: row.files ?? { cert: {}, file: {} },
+      fileContents: row.file_contents,
+    };
+    return { ...record, content };
+  }
+
   /** Settles once the controllers were told of `version` (after the commit), at once without a control session. */
   private announcedAfterCommit(tx: Tx, address: LayerAddress, version: number): Promise<void> {
     const announcer = this.announcer;
@@ -205,15 +212,15 @@ export class ConfigHistoryRepository extends BaseRepository {
     return new Promise((settle) => afterCommit(tx, () => void announcer.announce(payload).then(() => settle())));
   }
 
-  /** The layer's versions, newest first, and how many are kept. */
+  /** The layer's versions, newest first (with a sealed version's file references), and how many are kept. */
   async page(
     layerId: string,
     offset: number,
     limit: number,
-  ): Promise<{ total: number; versions: LayerVersionRecord[] }> {
+  ): Promise<{ total: number; versions: (LayerVersionRecord & { fileRefs: FilesByKind<string> | null })[] }> {
     const [versions, counted] = await Promise.all([
-      this.manager.query<LayerVersionRecord[]>(
-        `select version, at, actor, reason, change from config_layer_version
+      this.manager.query<(LayerVersionRecord & { fileRefs: FilesByKind<string> | null })[]>(
+        `select version, at, actor, reason, change, file_refs as "fileRefs" from config_layer_version
           where layer_id = $1 order by version desc offset $2 limit $3`,
         [layerId, offset, limit],
       ),
@@ -225,43 +232,50 @@ export class ConfigHistoryRepository extends BaseRepository {
     return { total: counted[0]?.total ?? 0, versions };
   }
 
-  /** One version's content; null when it never existed or was pruned. */
-  async version(layerId: string, version: number, withContents: boolean): Promise<LayerVersionContent | null> {
-    const rows = await this.manager.query<(LayerVersionContent & { fileContents: FilesByKind<string> | null })[]>(
-      `select version, at, actor, reason, change, properties, files,
-              ${withContents ? 'file_contents' : 'null'} as "fileContents"
-         from config_layer_version where layer_id = $1 and version = $2`,
-      [layerId, version],
+  /**
+   * Deletes versions older than `days` days beyond the last `keep` of each layer, and beyond its last `max`,
+   * with the contents and data keys only they used; answers how many versions went.
+   */
+  async prune(days: number, keep: number, max: number): Promise<number> {
+    const rows = await this.manager.query<{ pruned: number }[]>(PRUNE, [days, keep, max]);
+    await this.manager.query(DROP_UNUSED_KEYS);
+    return rows[0]?.pruned ?? 0;
+  }
+
+  /** The layer's plaintext versions (before `keys:encrypt-existing`), oldest first. */
+  async plaintextVersions(
+    layerId: string,
+  ): Promise<{ version: number; properties: Record<string, JsonValue>; fileContents: FilesByKind<string> }[]> {
+    return this.manager.query(
+      `select version, properties, file_contents as "fileContents" from config_layer_version
+        where layer_id = $1 and sealed_properties is null order by version`,
+      [layerId],
     );
-    const row = rows[0];
-    if (row === undefined) return null;
-    const { fileContents, ...rest } = row;
-    const content = { ...rest, properties: sortedRecord(Object.entries(rest.properties)) };
-    return fileContents === null ? content : { ...content, fileContents };
   }
 
   /**
-   * Replaces the layer's properties and files with those of `version` (the caller holds the layer's row
-   * lock); false, changing nothing, when that version is not kept.
+   * Replaces plaintext versions' content by its sealed form (`keys:encrypt-existing`); their changes lose
+   * the file digests they stored (history works them out when read).
    */
-  async restore(layerId: string, version: number): Promise<boolean> {
-    const kept = await this.manager.query<unknown[]>(
-      'select 1 from config_layer_version where layer_id = $1 and version = $2',
-      [layerId, version],
-    );
-    if (kept.length === 0) return false;
-    // Two tables, one statement; the inserts follow as their own statement, after the deletes took effect.
+  async sealVersions(
+    layerId: string,
+    sealed: readonly {
+      version: number;
+      dataKeyId: string;
+      sealedProperties: Record<string, string>;
+      fileRefs: FilesByKind<string>;
+    }[],
+  ): Promise<void> {
+    if (sealed.length === 0) return;
     await this.manager.query(
-      'with p as (delete from config_property where layer_id = $1) delete from config_file where layer_id = $1',
-      [layerId],
+      `update config_layer_version v
+          set properties = null, files = null, file_contents = null, data_key_id = s."dataKeyId",
+              sealed_properties = s."sealedProperties", file_refs = s."fileRefs",
+              change = v.change || '{"sha256": {}}'::jsonb
+         from jsonb_to_recordset($2::jsonb)
+           as s(version int, "dataKeyId" bigint, "sealedProperties" jsonb, "fileRefs" jsonb)
+        where v.layer_id = $1 and v.version = s.version`,
+      [layerId, JSON.stringify(sealed)],
     );
-    await this.manager.query(RESTORE, [layerId, version]);
-    return true;
-  }
-
-  /** Deletes versions older than `days` days beyond the last `keep` of each layer, and beyond its last `max`. */
-  async prune(days: number, keep: number, max: number): Promise<number> {
-    const rows = await this.manager.query<{ pruned: number }[]>(PRUNE, [days, keep, max]);
-    return rows[0]?.pruned ?? 0;
   }
 }

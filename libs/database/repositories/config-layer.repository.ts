@@ -1,11 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull, type FindOptionsWhere } from 'typeorm';
-import { ConfigFile } from '../entities/config-file.entity.js';
 import { ConfigLayer } from '../entities/config-layer.entity.js';
-import { ConfigProperty } from '../entities/config-property.entity.js';
-import type { FileKind, JsonValue, LayerAddress } from '../entities/config-types.js';
+import {
+  fileValueName,
+  type FileKind,
+  type JsonValue,
+  type LayerAddress,
+  type Stored,
+} from '../entities/config-types.js';
 import { BaseRepository } from '../repository.js';
+import { storedOf } from './config-store.repository.js';
 import { compareKeys, sortedRecord } from '../sorted.js';
 
 /** One layer in the operators' list: its address, version and how much it holds. */
@@ -27,6 +32,28 @@ interface LayerSummaryRow {
   readonly properties: number;
   readonly certs: number;
   readonly files: number;
+}
+
+/** A merged row: a value as stored, and the rank of its layer. */
+interface MergedRow<T> {
+  readonly key: string;
+  readonly value: T | null;
+  readonly sealed: Buffer | null;
+  readonly data_key_id: string | null;
+  readonly rank: number;
+}
+
+/** The winning rows by key, in key order, as stored values (AAD: their layer's address and name). */
+function storedByKey<T>(
+  merged: [string, MergedRow<T>][],
+  request: LayerAddress,
+  aadName: (key: string) => string = (key) => key,
+): Map<string, Stored<T>> {
+  return new Map(
+    merged
+      .sort(([a], [b]) => compareKeys(a, b))
+      .map(([key, r]) => [key, storedOf(r.value, r.sealed, r.data_key_id, layerOfRank(request, r.rank), aadName(key))]),
+  );
 }
 
 /** How a write treats what the layer already holds. */
@@ -62,7 +89,7 @@ const LAYERS_OF_REQUEST = `
  * $4 productVersion, $5 envTag). Exported so the bench's bare baseline runs exactly this statement.
  */
 export const MERGED_PROPERTIES = `
-  select p.property_key as key, p.property_value as value
+  select p.property_key as key, p.property_value as value, p.sealed, p.data_key_id, layer.rank
     from (${LAYERS_OF_REQUEST}) as layer
     join config_property p on p.layer_id = layer.layer_id
    order by layer.rank`;
@@ -75,10 +102,21 @@ const requestParams = (request: LayerAddress): (string | null)[] => [
   request.envTag,
 ];
 
-/** A row's plaintext; a sealed row (DESIGN 17) is never read as if it were one. */
-function plaintext<T>(value: T | null, name: string): T {
-  if (value === null) throw new Error(`config ${name} is sealed: read it through the key ring`);
-  return value;
+/**
+ * The address of the layer of `rank` for `request` (LAYERS_OF_REQUEST): product, product+env, service,
+ * service+env. A sealed value's AAD names it (DESIGN 17).
+ */
+function layerOfRank(request: LayerAddress, rank: number): LayerAddress {
+  const envTag = rank % 2 === 1 ? request.envTag : null;
+  return rank >= 2
+    ? { host: request.host, serviceId: request.serviceId, productId: null, productVersion: null, envTag }
+    : {
+        host: request.host,
+        serviceId: null,
+        productId: request.productId,
+        productVersion: request.productVersion,
+        envTag,
+      };
 }
 
 /** Merges rows already ordered by rank: later (higher) layers win per key. */
@@ -218,49 +256,39 @@ export class ConfigLayerRepository extends BaseRepository {
     );
   }
 
-  async properties(layerId: string): Promise<Record<string, JsonValue>> {
-    const rows = await this.manager.getRepository(ConfigProperty).find({ where: { layerId } });
-    return sortedRecord(rows.map((r) => [r.propertyKey, plaintext(r.propertyValue, r.propertyKey)] as const));
-  }
-
-  async files(layerId: string, kind: FileKind): Promise<Map<string, Buffer>> {
-    const rows = await this.manager.getRepository(ConfigFile).find({ where: { layerId, kind } });
-    return new Map(
-      rows.map((r) => [r.fileName, plaintext(r.content, r.fileName)] as const).sort(([a], [b]) => compareKeys(a, b)),
-    );
-  }
-
-  /** The properties a runtime sees for `request`, merged across its layers in one statement. */
-  async mergedProperties(request: LayerAddress): Promise<Record<string, JsonValue>> {
-    const rows = await this.rows<{ key: string; value: JsonValue }>(MERGED_PROPERTIES, requestParams(request));
-    return sortedRecord(mergeByRank(rows));
+  /**
+   * The properties a runtime sees for `request`, merged across its layers in one statement, as stored
+   * (plaintext or sealed): the caller opens only the values that won.
+   */
+  async mergedProperties(request: LayerAddress): Promise<Map<string, Stored<JsonValue>>> {
+    const rows = await this.rows<MergedRow<JsonValue>>(MERGED_PROPERTIES, requestParams(request));
+    return storedByKey(mergeByRank(rows.map((r) => ({ key: r.key, value: r }))), request);
   }
 
   /**
-   * The files of `kind` a runtime sees for `request`, base64, merged across its layers; or, when their
+   * The files of `kind` a runtime sees for `request`, as stored, merged across its layers; or, when their
    * contents together exceed `maxBytes`, only that total (the contents never leave the database then).
    */
   async mergedFiles(
     request: LayerAddress,
     kind: FileKind,
     maxBytes: number,
-  ): Promise<{ readonly files: Record<string, string> } | { readonly tooLarge: number }> {
-    // octet_length of a stored bytea reads its size, not its content.
-    const rows = await this.rows<{ key: string; value: Buffer | null; total: string }>(
-      `select key, case when total <= $7 then value end as value, total
-         from (select f.file_name as key, f.content as value, layer.rank,
-                      sum(octet_length(f.content)) over () as total
+  ): Promise<{ readonly files: Map<string, Stored<Buffer>> } | { readonly tooLarge: number }> {
+    // octet_length of a stored bytea reads its size, not its content; a stored content keeps its size.
+    const rows = await this.rows<MergedRow<Buffer> & { total: string }>(
+      `select key, case when total <= $7 then value end as value, case when total <= $7 then sealed end as sealed,
+              data_key_id, rank, total
+         from (select f.file_name as key, f.content as value, c.sealed, c.data_key_id, layer.rank,
+                      sum(coalesce(octet_length(f.content), c.size)) over () as total
                  from (${LAYERS_OF_REQUEST}) as layer
-                 join config_file f on f.layer_id = layer.layer_id and f.kind = $6) as merged
+                 join config_file f on f.layer_id = layer.layer_id and f.kind = $6
+                 left join config_file_content c on c.content_id = f.content_id) as merged
         order by rank`,
       [...requestParams(request), kind, maxBytes],
     );
     const total = Number(rows[0]?.total ?? 0);
     if (total > maxBytes) return { tooLarge: total };
-    return {
-      files: sortedRecord(
-        mergeByRank(rows).map(([name, bytes]) => [name, (bytes ?? Buffer.alloc(0)).toString('base64')] as const),
-      ),
-    };
+    const merged = mergeByRank(rows.map((r) => ({ key: r.key, value: r })));
+    return { files: storedByKey(merged, request, (name) => fileValueName(kind, name)) };
   }
 }

@@ -10,7 +10,18 @@ export {
   type AppendedVersion,
   type LayerVersionContent,
   type LayerVersionRecord,
+  type SealedVersion,
+  type StoredVersion,
+  type StoredVersionContent,
 } from './config-history.repository.js';
+export { ConfigKeyRepository, type PlaintextRows, type StoredDataKey } from './config-key.repository.js';
+export {
+  ConfigStoreRepository,
+  storedOf,
+  type NewContent,
+  type StoredContent,
+  type StoredFile,
+} from './config-store.repository.js';
 export {
   REGISTER_INSTANCE,
   RuntimeInstanceRepository,

@@ -1,0 +1,91 @@
+/**
+ * Appends the layer's current content as its version, with the names that changed and its `config.changed`
+ * event, and when $5 the NOTIFY the push listens for (delivered at commit); $6 false: the change wrote no
+ * file, the previous version's are kept. Function `config_layer_append_version`, migration
+ * ConfigHistoryLeanAppend.
+ */
+export const APPEND = `
+  select version, at, change, properties, host, service_id, product_id, product_version, env_tag
+    from config_layer_append_version($1, $2, $3, $4, $5, $6)`;
+
+/** Deletes the layer's ($1) properties, answering them: what a replace removes, for its diff. */
+export const REMOVE_PROPERTIES = `
+  with gone as (delete from config_property where layer_id = $1 returning property_key, property_value)
+  select property_key as key, property_value as value from gone`;
+
+/** Inserts the properties $2, then appends the version and its event (see `replaceProperties`). */
+export const REPLACE_PROPERTIES = `select version, at from config_layer_replace_properties($1, $2, $3, $4, $5, $6, $7, $8)`;
+
+/**
+ * Deletes versions older than $1 days, keeping the last $2 of every layer whatever their age, and every
+ * version beyond a layer's last $3. Versions are numbered without gaps up to the layer's
+ * `aggregate_version`, so the last $2 are those above it minus $2. With them go the file contents that
+ * only they referred to (DESIGN 14): the statement's snapshot still shows the deleted versions, so they
+ * are left out by name.
+ */
+export const PRUNE = `
+  with gone as (
+    delete from config_layer_version v using config_layer l
+     where v.layer_id = l.layer_id
+       and ((v.at < now() - $1 * interval '1 day' and v.version <= l.aggregate_version - $2)
+            or v.version <= l.aggregate_version - $3)
+    returning v.layer_id, v.version
+  ), contents as (
+    delete from config_file_content c
+     where c.layer_id in (select layer_id from gone)
+       and not exists (select 1 from config_file f where f.content_id = c.content_id)
+       and not exists (
+         select 1 from config_layer_version v, jsonb_each(v.file_refs) k, jsonb_each_text(k.value) r
+          where v.layer_id = c.layer_id and r.value::bigint = c.content_id
+            and not exists (select 1 from gone g where g.layer_id = v.layer_id and g.version = v.version))
+    returning 1
+  )
+  select (select count(*)::int from gone) as pruned, (select count(*)::int from contents) as contents`;
+
+/**
+ * Deletes the data keys nothing refers to (their versions and contents pruned). A key is made in the
+ * transaction that stores what it seals, so a committed key without a reference is no longer needed.
+ */
+export const DROP_UNUSED_KEYS = `
+  with gone as (
+    delete from config_data_key d
+     where not exists (select 1 from config_property p where p.data_key_id = d.data_key_id)
+       and not exists (select 1 from config_layer_version v where v.data_key_id = d.data_key_id)
+       and not exists (select 1 from config_file_content c where c.data_key_id = d.data_key_id)
+    returning 1
+  )
+  select count(*)::int as dropped from gone`;
+
+/**
+ * Appends a sealed version (DESIGN 17) as the layer's ($1) current `aggregate_version`: the change $4 and
+ * its names $8 worked out by the api from decrypted content, sealed properties $6 under data key $5, file
+ * references $7; with its `config.changed` event and, when $9, the NOTIFY (delivered at commit).
+ */
+export const APPEND_SEALED = `
+  with layer as (
+    select l.layer_id, l.aggregate_version, l.host, l.service_id, l.product_id, l.product_version, l.env_tag
+      from config_layer l where l.layer_id = $1
+  ), written as (
+    insert into config_layer_version as v (layer_id, version, actor, reason, change, data_key_id,
+                                           sealed_properties, file_refs)
+    select l.layer_id, l.aggregate_version, $2, $3, $4, $5, $6, $7 from layer l
+    returning v.version, v.at
+  ), event as (
+    insert into change_event (seq, type, actor, host_id, data)
+    select nextval('change_event_seq'), 'config.changed', $2, l.host,
+           jsonb_build_object('host', l.host, 'serviceId', l.service_id, 'productId', l.product_id,
+             'productVersion', l.product_version, 'envTag', l.env_tag, 'version', w.version, 'keys', $8::jsonb)
+      from written w, layer l
+  ), notified as (
+    select pg_notify('bindery_config', json_build_object('host', l.host, 'serviceId', l.service_id,
+             'productId', l.product_id, 'productVersion', l.product_version, 'envTag', l.env_tag,
+             'version', w.version)::text)
+      from written w, layer l where $9
+  )
+  select w.version, w.at from written w left join notified on true`;
+
+/** One version ($2) of a layer ($1) as stored, plaintext or sealed; contents ($3) only when asked for. */
+export const STORED_VERSION = `
+  select version, at, actor, reason, change, properties, files,
+         case when $3 then file_contents end as file_contents, data_key_id, sealed_properties, file_refs
+    from config_layer_version where layer_id = $1 and version = $2`;

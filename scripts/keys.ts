@@ -1,0 +1,72 @@
+import 'reflect-metadata';
+import { DataSource } from 'typeorm';
+import {
+  ConfigKeyRepository,
+  dataSourceOptions,
+  resolveDatabase,
+  runMigrations,
+  scriptDatabase,
+  UnitOfWork,
+} from '#database';
+import { loadSettings, SettingsError } from '#platform';
+import { configKeysFor } from '../apps/api/config-server/encryption/config-keys.js';
+import { encryptExisting } from '../apps/api/config-server/encryption/encrypt-existing.js';
+import { KeyRingError } from '../apps/api/config-server/encryption/errors.js';
+import { KeyRotation } from '../apps/api/config-server/encryption/key-rotation.js';
+import { answerHelp } from './usage.js';
+
+const USAGE = `usage: npm run keys:rewrap
+       npm run keys:encrypt-existing
+
+Config values at rest (DESIGN 17, docs/config-server.md), with the api's settings (CONFIG_KEYRING_FILE,
+DATABASE_URL, else the embedded server under BINDERY_DATA_DIR):
+  keys:rewrap            re-wraps every data key under the key ring's active (first) kid; values, versions,
+                         ETags and pushes are untouched. Resumable: run it again after a stop.
+  keys:encrypt-existing  once every process runs this release: turns encrypted writes on, then seals every
+                         plaintext layer and version. Idempotent and resumable.`;
+
+const COMMANDS = ['rewrap', 'encrypt-existing'] as const;
+
+async function main(argv: readonly string[]): Promise<void> {
+  answerHelp(USAGE, argv);
+  const command = COMMANDS.find((c) => c === argv[0]);
+  if (command === undefined || argv.length !== 1) throw new UsageError();
+  const settings = loadSettings();
+  const keys = await configKeysFor(settings);
+  const database = await resolveDatabase(settings);
+  const dataSource = new DataSource(
+    dataSourceOptions({ ...scriptDatabase(settings, database.url), poolSize: 2, applicationName: `bindery-keys` }),
+  );
+  try {
+    await dataSource.initialize();
+    await runMigrations(dataSource);
+    if (command === 'rewrap') {
+      const rotation = new KeyRotation(keys, new ConfigKeyRepository(dataSource), new UnitOfWork(dataSource));
+      const { kid, rewrapped } = await rotation.rewrap();
+      process.stdout.write(`keys:rewrap: ${rewrapped} data keys re-wrapped; every data key is under kid "${kid}"\n`);
+      return;
+    }
+    const summary = await encryptExisting(dataSource, keys);
+    const left = await new ConfigKeyRepository(dataSource).plaintextRows();
+    process.stdout.write(
+      `keys:encrypt-existing: encrypted writes on; sealed ${summary.layers} layers and ${summary.versions} versions; ` +
+        `${left.properties + left.files + left.versions} plaintext rows left\n`,
+    );
+  } finally {
+    if (dataSource.isInitialized) await dataSource.destroy();
+    await database.stop();
+  }
+}
+
+class UsageError extends Error {}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  const name = `keys:${process.argv[2] ?? ''}`;
+  if (error instanceof UsageError) {
+    process.stderr.write(`${USAGE}\n`);
+    process.exit(2);
+  }
+  const known = error instanceof SettingsError || error instanceof KeyRingError;
+  process.stderr.write(`${name}: ${known ? '' : 'failed: '}${(error as Error).message}\n`);
+  process.exit(1);
+});
