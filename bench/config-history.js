@@ -15,6 +15,11 @@ const PROPERTIES_PER_LAYER = 25;
 
 const database = await import(join(DIST, 'libs/database/index.js'));
 const { ConfigAdminService } = await import(join(DIST, 'apps/api/config-server/config-admin.service.js'));
+const { LayerReader } = await import(join(DIST, 'apps/api/config-server/layer-reader.js'));
+const { LayerWriter } = await import(join(DIST, 'apps/api/config-server/layer-writer.js'));
+const { ConfigVault } = await import(join(DIST, 'apps/api/config-server/encryption/config-vault.js'));
+const { ConfigKeys, parseKeyRing } = await import(join(DIST, 'apps/api/config-server/encryption/index.js'));
+const { randomBytes } = await import('node:crypto');
 const { DataSource } = await import('typeorm');
 
 const address = (worker, layer, side) => ({
@@ -59,17 +64,29 @@ await runBenchmark(
     const session = new database.ControlSession(db.url, 'bench-control');
     const work = new database.UnitOfWork(source);
     const layers = new database.ConfigLayerRepository(source);
-    const admin = new ConfigAdminService(work, layers, new database.ConfigHistoryRepository(source, session));
+    const history = new database.ConfigHistoryRepository(source, session);
+    const store = new database.ConfigStoreRepository(source);
+    // The api as shipped (values sealed, DESIGN 17), and the same build without a key ring (plaintext).
+    const adminWith = (keys) => {
+      const vault = new ConfigVault(keys, new database.ConfigKeyRepository(source));
+      const reader = new LayerReader(store, history, vault);
+      return new ConfigAdminService(work, layers, reader, new LayerWriter(layers, history, store, reader, vault));
+    };
+    const sealedAdmin = adminWith(new ConfigKeys(parseKeyRing(`bench: ${randomBytes(32).toString('base64')}\n`)));
+    const admin = adminWith(new ConfigKeys(null, undefined));
     const author = { actor: 'bench', reason: 'bench write' };
     // Each layer also holds a 2 KiB cert, so every version hashes and keeps a file too.
     const cert = new Map([['server.crt', Buffer.alloc(2048, 7)]]);
-    for (const side of ['with', 'without']) {
+    for (const side of ['sealed', 'with', 'without']) {
       for (let worker = 0; worker < WORKERS; worker += 1) {
         for (let layer = 0; layer < LAYERS_PER_WORKER; layer += 1) {
-          await admin.putFiles(author, address(worker, layer, side), 'cert', cert, undefined);
+          const writer = side === 'sealed' ? sealedAdmin : admin;
+          await writer.putFiles(author, address(worker, layer, side), 'cert', cert, undefined);
         }
       }
     }
+    const sealed = (worker, layer, n) =>
+      sealedAdmin.putProperties(author, address(worker, layer, 'sealed'), propertiesOf(n), undefined);
     const withHistory = (worker, layer, n) =>
       admin.putProperties(author, address(worker, layer, 'with'), propertiesOf(n), undefined);
     // The write as it ran before history: lock, replace, read the layer back for the answer.
@@ -77,7 +94,7 @@ await runBenchmark(
       work.run(async (tx) => {
         const { layerId } = await layers.in(tx).upsertVersioned(address(worker, layer, 'without'), author.actor);
         await layers.in(tx).writeProperties(layerId, propertiesOf(n), 'replace');
-        return layers.in(tx).properties(layerId);
+        return store.in(tx).properties(layerId, address(worker, layer, 'without'));
       });
     // The least a write without history could do: no read-back, the answer built from the request.
     const bare = (worker, layer, n) =>
@@ -86,13 +103,15 @@ await runBenchmark(
         await layers.in(tx).writeProperties(layerId, propertiesOf(n), 'replace');
       });
     log('warm-up');
+    await measure(sealed);
     await measure(withHistory);
     await measure(withoutHistory);
-    const [on, off, least] = await alternate(
+    const [on, off, least, sealedOn] = await alternate(
       ROUNDS,
       () => measure(withHistory),
       () => measure(withoutHistory),
       () => measure(bare),
+      () => measure(sealed),
     );
     await session.close();
     await source.destroy();
@@ -104,6 +123,13 @@ await runBenchmark(
           median(off.map((r) => r.rps)),
           'writes/s',
           0.85,
+        ),
+        row(
+          'admin properties write, sealed vs plaintext (both with history)',
+          median(sealedOn.map((r) => r.rps)),
+          median(on.map((r) => r.rps)),
+          'writes/s',
+          0.8,
         ),
         row(
           'the same, vs without history and without the read-back',
@@ -119,7 +145,9 @@ await runBenchmark(
           'and file hashes/contents, diff against the previous version) and the config.changed event, and ' +
           'answers once its NOTIFY was sent (after the commit, on the control session). Without history: the ' +
           'write as it ran before DESIGN 14 (row lock and version, replace, the layer read back for the answer); ' +
-          'the second row leaves the read-back out too.',
+          'the third row leaves the read-back out too. Sealed: the same build with a key ring (DESIGN 17: the ' +
+          "current content opened for the diff, every value sealed under the version's new data key); the " +
+          'other rows run it without one (plaintext).',
       ],
     };
   },

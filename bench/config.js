@@ -52,6 +52,29 @@ async function seed(url) {
   await client.end();
 }
 
+const SEALED_KEYS = 20;
+
+/** The four layers of ADDRESS for `host`, written through an api's admin API (sealed when it has a ring). */
+async function seedThrough(base, host, headers) {
+  const layers = [
+    'productId=prod-a&productVersion=1.0',
+    'productId=prod-a&productVersion=1.0&envTag=prod',
+    'serviceId=svc-a',
+    'serviceId=svc-a&envTag=prod',
+  ];
+  for (const [k, where] of layers.entries()) {
+    const properties = {};
+    for (let g = 0; g < SEALED_KEYS; g += 1) properties[`app.key${g + k * 5}`] = `value ${g} of layer ${k}`;
+    const res = await fetch(`${base}/config-server/admin/properties?host=${host}&${where}`, {
+      method: 'PUT',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ properties }),
+    });
+    if (res.status !== 200) throw new Error(`seeding ${host}: ${res.status} ${await res.text()}`);
+  }
+  return host;
+}
+
 await runBenchmark('config', 'GET /config-server/configs (four layers) vs raw Fastify + pg, same merge', async () => {
   const db = await benchDatabase('config');
   await seed(db.url);
@@ -96,6 +119,40 @@ await runBenchmark('config', 'GET /config-server/configs (four layers) vs raw Fa
     run(productUrl, { ...auth, 'if-none-match': productEtag }, 304),
     run(rawUrl, { 'if-none-match': rawEtag }, 304),
   );
+  // DESIGN 17: the same read of values sealed at rest (the api as shipped) vs the same build without a key ring.
+  const plainApi = await startProduct('api', {
+    databaseUrl: db.url,
+    issuer,
+    name: 'api-plaintext',
+    env: { CONFIG_KEYRING_FILE: '', ALLOW_PLAINTEXT_CONFIG: 'true' },
+  });
+  const admin = { authorization: `Bearer ${await issuer.sign({ sub: 'bench', scope: 'portal.admin' })}` };
+  const sealedRead = await seedThrough(api.url, 'sealed-host', admin);
+  const plainRead = await seedThrough(plainApi.url, 'plain-host', admin);
+  const readOf = async (base, host) => ({
+    url: `${base}/config-server/configs?${ADDRESS.replace('bench-host', host)}`,
+    headers: {
+      authorization: `Bearer ${await issuer.sign({ sub: 'svc-a', scope: 'portal.r', host, sid: 'svc-a', env: 'prod' })}`,
+    },
+  });
+  const [sealedSide, plainSide] = [await readOf(api.url, sealedRead), await readOf(plainApi.url, plainRead)];
+  await load({ ...sealedSide, connections: 8, duration: 1 });
+  await load({ ...plainSide, connections: 8, duration: 1 });
+  const [sealedRuns, plainRuns] = await alternate(
+    ROUNDS,
+    run(sealedSide.url, sealedSide.headers, 200),
+    run(plainSide.url, plainSide.headers, 200),
+  );
+  const [sealedEtag, plainEtag] = [
+    await etagOf(sealedSide.url, sealedSide.headers),
+    await etagOf(plainSide.url, plainSide.headers),
+  ];
+  const [sealed304, plain304] = await alternate(
+    ROUNDS,
+    run(sealedSide.url, { ...sealedSide.headers, 'if-none-match': sealedEtag }, 304),
+    run(plainSide.url, { ...plainSide.headers, 'if-none-match': plainEtag }, 304),
+  );
+  await plainApi.stop();
   await api.stop();
   await raw.stop();
   await rawNamed.stop();
@@ -106,7 +163,9 @@ await runBenchmark('config', 'GET /config-server/configs (four layers) vs raw Fa
       `each, median of ${ROUNDS} alternating run(s). The 304 rows still run the merge on both sides (the ETag is ` +
       `the body's hash). The headline baseline sends its statement unnamed (pg's default), so PostgreSQL plans ` +
       `it on every request; Bindery names it (planned once per session); the "naming its statement too" row ` +
-      `gives the baseline the same.`,
+      `gives the baseline the same. The sealed rows: ${SEALED_KEYS} keys per layer written through the admin API of ` +
+      `the api as shipped (key ring: every value sealed, opened after the merge) and of the same build with ` +
+      `ALLOW_PLAINTEXT_CONFIG=true and no ring; each read by the api that wrote it.`,
   ];
   if (PROFILE) notes.push(`api CPU profile, top self time:\n${profileSummary(api).join('\n')}`);
   return {
@@ -128,6 +187,19 @@ await runBenchmark('config', 'GET /config-server/configs (four layers) vs raw Fa
         'throughput with If-None-Match (304)',
         median(cached.map((r) => r.rps)),
         median(cachedBase.map((r) => r.rps)),
+        'req/s',
+      ),
+      row(
+        `sealed vs plaintext read (same build, 4 layers x ${SEALED_KEYS} keys)`,
+        median(sealedRuns.map((r) => r.rps)),
+        median(plainRuns.map((r) => r.rps)),
+        'req/s',
+        0.8,
+      ),
+      row(
+        'sealed vs plaintext, If-None-Match (304)',
+        median(sealed304.map((r) => r.rps)),
+        median(plain304.map((r) => r.rps)),
         'req/s',
       ),
     ],

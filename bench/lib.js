@@ -402,6 +402,8 @@ export async function startProduct(
       NODE_ENV: 'production',
       BINDERY_DATA_DIR: join(RESULTS, 'data'),
       CONTROLLER_HOST_ID: 'bench-host',
+      // Production needs a key ring for config values (DESIGN 17); the api as shipped seals them.
+      CONFIG_KEYRING_FILE: benchKeyRing(),
       [kind === 'api' ? 'API_PORT' : 'CONTROLLER_PORT']: String(port),
       ...env,
     },
@@ -410,6 +412,19 @@ export async function startProduct(
   const url = `http://127.0.0.1:${port}`;
   await waitHttp(`${url}/health/ready`, child);
   return { ...child, url, port };
+}
+
+let keyRing;
+
+/** The bench's CONFIG_KEYRING_FILE (mode 0600, one random key), shared by every product process of a run. */
+export function benchKeyRing() {
+  if (keyRing === undefined) {
+    mkdirSync(join(RESULTS, 'data'), { recursive: true });
+    keyRing = join(RESULTS, 'data', `config-keyring-${process.pid}`);
+    writeFileSync(keyRing, `bench: ${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
+    onCleanup(() => rmSync(keyRing, { force: true }));
+  }
+  return keyRing;
 }
 
 /** Starts one of the bench's own servers (`bench/<script>`); it prints `LISTENING <port>` when ready. */

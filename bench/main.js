@@ -19,6 +19,7 @@ const ALL = [
   'events',
   'config',
   'config-history',
+  'rewrap',
   'push',
 ];
 const args = process.argv.slice(2);

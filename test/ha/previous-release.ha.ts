@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { freePort, run, type Spawned } from '../support/processes.js';
+import { freePort, run, startBuilt, type Spawned } from '../support/processes.js';
 import {
   mappedRoutes,
   previousRelease,
@@ -164,6 +164,52 @@ describe(`the previous release (deploy/previous-release.json) on the current, ex
     const events = await json(api.url, 'GET', '/events?after=0&limit=1000');
     expect(events.status).toBe(200);
     expect(events.text).toContain(ids.tagId);
+  });
+
+  it('reads what this release wrote before keys:encrypt-existing: no 5xx, no ciphertext (DESIGN 17)', async () => {
+    // As in a deployment that held values when this release migrated it: encrypted writes wait for the command.
+    await cluster.query(cluster.url(), 'update config_encryption set encrypted_writes = false');
+    const port = await freePort();
+    const current = await startBuilt('apps/api/main.js', port, {
+      DATABASE_URL: cluster.url(),
+      API_PORT: String(port),
+      CONTROLLER_HOST_ID: HOST,
+    });
+    try {
+      const here = `http://127.0.0.1:${port}`;
+      const layer = `host=${HOST}&serviceId=${SERVICE}`;
+      const value = name('current');
+      const put = await json(here, 'PUT', `/config-server/admin/properties?${layer}`, {
+        properties: { 'enc.v': value },
+      });
+      expect(put.status).toBe(200);
+      const file = await json(here, 'PUT', `/config-server/admin/files?${layer}&kind=cert`, {
+        files: { 'c.pem': Buffer.from(value).toString('base64') },
+      });
+      expect(file.status).toBe(200);
+      const sealed = await cluster.query<{ n: number }>(
+        cluster.url(),
+        `select (select count(*) from config_property where sealed is not null)
+              + (select count(*) from config_file where content_id is not null)
+              + (select count(*) from config_layer_version where sealed_properties is not null) as n`,
+      );
+      expect(Number(sealed[0]?.n)).toBe(0);
+      // The old release serves it: merged for the runtime, whole for the admin, in its history.
+      const configs = await json(api.url, 'GET', `/config-server/configs?${LAYER}`, undefined, runtime);
+      expect({ status: configs.status, value: configs.json['enc.v'] }).toEqual({ status: 200, value });
+      const certs = await json(api.url, 'GET', `/config-server/certs?${LAYER}`, undefined, runtime);
+      expect({ status: certs.status, pem: certs.json['c.pem'] }).toEqual({
+        status: 200,
+        pem: Buffer.from(value).toString('base64'),
+      });
+      const props = await json(api.url, 'GET', `/config-server/admin/properties?${layer}`);
+      expect(props.json.properties).toEqual({ 'enc.v': value });
+      const version = await json(api.url, 'GET', `/config-server/admin/history/2?${layer}&include=files`);
+      expect([version.status, version.json.properties]).toEqual([200, { 'enc.v': value }]);
+    } finally {
+      current.child.kill('SIGTERM');
+      await current.exit(15_000);
+    }
   });
 
   it('registrations through the old controller: register, lookup, subscribe, update, refresh, deregister', async () => {

@@ -82,7 +82,8 @@ export function run(entry: string, args: string[], env: Record<string, string>):
 /** Runs any command in `cwd` with exactly `env` (plus PATH), collecting stdout and stderr. */
 export function runCommand(command: string, args: string[], env: Record<string, string>, cwd?: string): Spawned {
   const child = spawn(command, args, {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    // The suite's key ring: the test database holds values sealed under it (CONFIG_KEYRING_FILE='' for none).
+    env: { PATH: process.env.PATH ?? '', CONFIG_KEYRING_FILE: testKeyRingFile(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     // A process group of its own, so `killGroup` also stops what it spawned (nest start's app).
     detached: cwd !== undefined,
@@ -129,7 +130,6 @@ export async function startBuilt(entry: string, port: number, env: Record<string
     JWT_JWKS_FILE: writeJwksFile(),
     JWT_ISSUER: ISSUER,
     LOG_LEVEL: 'warn',
-    CONFIG_KEYRING_FILE: testKeyRingFile(),
     ...env,
   });
   return untilReady(spawned, entry, port);
