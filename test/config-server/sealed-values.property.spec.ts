@@ -48,8 +48,7 @@ const key = fc.stringMatching(/^[a-z]{1,3}\.[a-z0-9_-]{1,6}$/);
 const layer = fc.dictionary(key, value, { minKeys: 1, maxKeys: 6 });
 
 const equal = (a: Record<string, JsonValue>, b: Record<string, JsonValue>): boolean =>
-  Object.keys(a).length === Object.keys(b).length &&
-  Object.entries(a).every(([k, v]) => k in b && sameJson(v, b[k]));
+  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => k in b && sameJson(v, b[k]));
 
 describe('sealed values (property, real api)', () => {
   it(`round-trip every JSON type through write, read, history and rollback (${RUNS} runs)`, async () => {

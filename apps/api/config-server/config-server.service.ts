@@ -11,17 +11,38 @@ import type { ConfigRequest } from './layer-address.js';
 /** Raw bytes one certs or files answer may carry (4 MiB; about 5.4 MiB as base64 JSON). */
 export const MAX_FILES_BYTES = 4 * 1024 * 1024;
 
+/** Opened merges kept in memory, by address and layer versions: a 304 or a repeated read decrypts nothing. */
+const OPENED_MERGES = 1_000;
+
 @Injectable()
 export class ConfigServerService {
+  private readonly opened = new Map<string, Record<string, JsonValue>>();
+
   constructor(
     private readonly layers: ConfigLayerRepository,
     private readonly vault: ConfigVault,
   ) {}
 
-  /** Flat `configName.propertyName` keys, sorted, the higher layer winning per key; opened after the merge. */
+  /**
+   * Flat `configName.propertyName` keys, sorted, the higher layer winning per key; opened after the merge,
+   * once per request address and set of layer versions (a version's values never change).
+   */
   async properties(request: ConfigRequest): Promise<Record<string, JsonValue>> {
-    const merged = await this.layers.mergedProperties(request);
-    return sortedRecord(await this.vault.openJson([...merged]));
+    const { values, versions } = await this.layers.mergedProperties(request);
+    const key = JSON.stringify([
+      request.host,
+      request.serviceId,
+      request.productId,
+      request.productVersion,
+      request.envTag,
+      versions,
+    ]);
+    const known = this.opened.get(key);
+    if (known !== undefined) return known;
+    const opened = sortedRecord(await this.vault.openJson([...values]));
+    if (this.opened.size >= OPENED_MERGES) this.opened.delete(this.opened.keys().next().value ?? '');
+    this.opened.set(key, opened);
+    return opened;
   }
 
   /**

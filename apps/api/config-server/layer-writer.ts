@@ -51,6 +51,10 @@ type Files = Record<FileKind, Map<string, { bytes: Buffer | undefined; contentId
 
 const touchesFiles = (edits: readonly LayerEdit[]): boolean => edits.some((e) => !('properties' in e));
 
+/** The file kinds `edits` write: one per files edit, both for a restore. */
+const editedKinds = (edits: readonly LayerEdit[]): FileKind[] =>
+  FILE_KINDS.filter((kind) => edits.some((e) => 'restore' in e || ('kind' in e && e.kind === kind)));
+
 /** The names `next` added, changed and removed against `current`, files as `kind/name`, each sorted. */
 function diff(current: Map<string, JsonValue>, currentFiles: Files, next: Map<string, JsonValue>, nextFiles: Files) {
   const { change } = propertyChange(current, Object.fromEntries(next));
@@ -107,7 +111,8 @@ export class LayerWriter {
     const { layerId, address } = layer;
     const withFiles = touchesFiles(edits);
     const properties = await this.reader.properties(layer, tx);
-    const files = await this.reader.files(layer, withFiles ? FILE_KINDS : [], tx);
+    // Only the kinds this write changes are opened; the others keep their stored contents as they are.
+    const files = await this.reader.files(layer, editedKinds(edits), tx);
     const next = applyEdits(properties, files, edits);
     const { change, keys } = diff(properties, files, next.properties, next.files);
     if (layer.previous > 0 && keys.length === 0) throw new UnchangedLayer(layer.previous);
@@ -135,12 +140,12 @@ export class LayerWriter {
     await this.store.in(tx).replaceSealedProperties(layerId, versionKey.dataKeyId, sealedProperties);
     // Kinds this write changed, or that still have plaintext rows, get their references written again.
     const rewritten = FILE_KINDS.filter(
-      (kind) => withFiles || [...files[kind].values()].some((f) => f.contentId === null),
+      (kind) => editedKinds(edits).includes(kind) || [...files[kind].values()].some((f) => f.contentId === null),
     );
     const refs = rewritten.flatMap((kind) =>
       [...next.files[kind]].map(([name, f]) => ({ kind, name, contentId: f.contentId ?? '' })),
     );
-    await this.store.in(tx).replaceFileRefs(layerId, rewritten, refs);
+    if (rewritten.length > 0) await this.store.in(tx).replaceFileRefs(layerId, rewritten, refs);
     const fileRefs: FilesByKind<string> = {
       cert: sortedRecord([...next.files.cert].map(([name, f]) => [name, f.contentId ?? ''] as const)),
       file: sortedRecord([...next.files.file].map(([name, f]) => [name, f.contentId ?? ''] as const)),

@@ -3,6 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { BaseRepository } from '../repository.js';
 
+/** Advisory lock of the encryption switch: writers hold it shared, the switch's change exclusively. */
+const SWITCH_LOCK = 7_243_017;
+
 /** A data key as stored: wrapped under the key encryption key `kid` (DESIGN 17). */
 export interface StoredDataKey {
   readonly dataKeyId: string;
@@ -80,20 +83,19 @@ export class ConfigKeyRepository extends BaseRepository {
   }
 
   /**
-   * Whether new values are written sealed. In a transaction, takes a share lock on the switch so
+   * Whether new values are written sealed. In a transaction it first takes the switch's lock shared, so
    * `keys:encrypt-existing` turning it on waits for writers that read it off (their plaintext rows commit
-   * before it scans).
+   * before it scans), and a writer that starts meanwhile reads it on.
    */
   async encryptedWrites(): Promise<boolean> {
-    const lock = this.tx === undefined ? '' : 'for share';
-    const rows = await this.rows<{ encrypted_writes: boolean }>(
-      `select encrypted_writes from config_encryption ${lock}`,
-    );
+    if (this.tx !== undefined) await this.manager.query('select pg_advisory_xact_lock_shared($1)', [SWITCH_LOCK]);
+    const rows = await this.rows<{ encrypted_writes: boolean }>('select encrypted_writes from config_encryption');
     return rows[0]?.encrypted_writes ?? true;
   }
 
-  /** Turns encrypted writes on (waits for writers holding the switch's share lock); idempotent. */
+  /** Turns encrypted writes on, once every writer that read the switch off has committed; idempotent. */
   async enableEncryptedWrites(): Promise<void> {
+    await this.manager.query('select pg_advisory_xact_lock($1)', [SWITCH_LOCK]);
     await this.manager.query(
       `insert into config_encryption (encrypted_writes) values (true)
        on conflict on constraint pk_config_encryption do update set encrypted_writes = true`,

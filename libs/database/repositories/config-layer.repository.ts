@@ -10,8 +10,8 @@ import {
   type Stored,
 } from '../entities/config-types.js';
 import { BaseRepository } from '../repository.js';
-import { storedOf } from './config-store.repository.js';
-import { compareKeys, sortedRecord } from '../sorted.js';
+import { mergeByRank, storedByKey, type MergedRow } from './merged-values.js';
+import { sortedRecord } from '../sorted.js';
 
 /** One layer in the operators' list: its address, version and how much it holds. */
 export interface LayerSummary {
@@ -34,28 +34,6 @@ interface LayerSummaryRow {
   readonly files: number;
 }
 
-/** A merged row: a value as stored, and the rank of its layer. */
-interface MergedRow<T> {
-  readonly key: string;
-  readonly value: T | null;
-  readonly sealed: Buffer | null;
-  readonly data_key_id: string | null;
-  readonly rank: number;
-}
-
-/** The winning rows by key, in key order, as stored values (AAD: their layer's address and name). */
-function storedByKey<T>(
-  merged: [string, MergedRow<T>][],
-  request: LayerAddress,
-  aadName: (key: string) => string = (key) => key,
-): Map<string, Stored<T>> {
-  return new Map(
-    merged
-      .sort(([a], [b]) => compareKeys(a, b))
-      .map(([key, r]) => [key, storedOf(r.value, r.sealed, r.data_key_id, layerOfRank(request, r.rank), aadName(key))]),
-  );
-}
-
 /** How a write treats what the layer already holds. */
 export type WriteMode = 'replace' | 'keep-existing';
 
@@ -75,11 +53,11 @@ function addressWhere(address: LayerAddress): FindOptionsWhere<ConfigLayer> {
  * orders them; rows of a higher rank overwrite a lower one's key. One statement, so one snapshot.
  */
 const LAYERS_OF_REQUEST = `
-  select 2 + (l.env_tag is not null)::int as rank, l.layer_id
+  select 2 + (l.env_tag is not null)::int as rank, l.layer_id, l.aggregate_version
     from config_layer l
    where l.host = $1 and l.service_id = $2 and l.product_id is null and (l.env_tag is null or l.env_tag = $5)
   union all
-  select (l.env_tag is not null)::int as rank, l.layer_id
+  select (l.env_tag is not null)::int as rank, l.layer_id, l.aggregate_version
     from config_layer l
    where l.host = $1 and l.product_id = $3 and l.product_version = $4 and l.service_id is null
      and (l.env_tag is null or l.env_tag = $5)`;
@@ -89,7 +67,8 @@ const LAYERS_OF_REQUEST = `
  * $4 productVersion, $5 envTag). Exported so the bench's bare baseline runs exactly this statement.
  */
 export const MERGED_PROPERTIES = `
-  select p.property_key as key, p.property_value as value, p.sealed, p.data_key_id, layer.rank
+  select p.property_key as key, p.property_value as value, p.sealed, p.data_key_id, layer.rank,
+         layer.aggregate_version as version
     from (${LAYERS_OF_REQUEST}) as layer
     join config_property p on p.layer_id = layer.layer_id
    order by layer.rank`;
@@ -101,30 +80,6 @@ const requestParams = (request: LayerAddress): (string | null)[] => [
   request.productVersion,
   request.envTag,
 ];
-
-/**
- * The address of the layer of `rank` for `request` (LAYERS_OF_REQUEST): product, product+env, service,
- * service+env. A sealed value's AAD names it (DESIGN 17).
- */
-function layerOfRank(request: LayerAddress, rank: number): LayerAddress {
-  const envTag = rank % 2 === 1 ? request.envTag : null;
-  return rank >= 2
-    ? { host: request.host, serviceId: request.serviceId, productId: null, productVersion: null, envTag }
-    : {
-        host: request.host,
-        serviceId: null,
-        productId: request.productId,
-        productVersion: request.productVersion,
-        envTag,
-      };
-}
-
-/** Merges rows already ordered by rank: later (higher) layers win per key. */
-function mergeByRank<T>(rows: readonly { key: string; value: T }[]): [string, T][] {
-  const merged = new Map<string, T>();
-  for (const row of rows) merged.set(row.key, row.value);
-  return [...merged];
-}
 
 /**
  * The config layers aggregate (layer, its properties and files), shared by the HTTP services, the import
@@ -258,11 +213,20 @@ export class ConfigLayerRepository extends BaseRepository {
 
   /**
    * The properties a runtime sees for `request`, merged across its layers in one statement, as stored
-   * (plaintext or sealed): the caller opens only the values that won.
+   * (plaintext or sealed): the caller opens only the values that won. `versions` names the layer versions
+   * they came from, so a caller may keep what it opened per set of versions (DESIGN 17).
    */
-  async mergedProperties(request: LayerAddress): Promise<Map<string, Stored<JsonValue>>> {
-    const rows = await this.rows<MergedRow<JsonValue>>(MERGED_PROPERTIES, requestParams(request));
-    return storedByKey(mergeByRank(rows.map((r) => ({ key: r.key, value: r }))), request);
+  async mergedProperties(
+    request: LayerAddress,
+  ): Promise<{ readonly values: Map<string, Stored<JsonValue>>; readonly versions: string }> {
+    const rows = await this.rows<MergedRow<JsonValue> & { version: number }>(MERGED_PROPERTIES, requestParams(request));
+    // The version of each layer that holds a property, by rank: the same text means the same merged values.
+    const versions = new Map<number, number>();
+    for (const row of rows) versions.set(row.rank, row.version);
+    return {
+      values: storedByKey(mergeByRank(rows.map((r) => ({ key: r.key, value: r }))), request),
+      versions: [...versions].map(([rank, version]) => `${rank}:${version}`).join(','),
+    };
   }
 
   /**

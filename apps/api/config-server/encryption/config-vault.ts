@@ -35,6 +35,7 @@ export const undecryptable = (): ProblemException => new ProblemException(500, '
 export class ConfigVault {
   private readonly logger = new Logger('ConfigVault');
   private readonly opened = new Map<string, Buffer>();
+  private switchedOn = false;
 
   constructor(
     private readonly keys: ConfigKeys,
@@ -44,7 +45,10 @@ export class ConfigVault {
   /** Whether writes in `tx` are sealed: the database's switch is on and this process has a key ring. */
   async sealing(tx: Tx): Promise<boolean> {
     if (this.keys.ring === null) return false;
-    return this.dataKeys.in(tx).encryptedWrites();
+    // The switch is never turned off again: once seen on, no write needs to read it.
+    if (this.switchedOn) return true;
+    this.switchedOn = await this.dataKeys.in(tx).encryptedWrites();
+    return this.switchedOn;
   }
 
   /** `count` fresh data keys, stored wrapped under the active kid in `tx`. */
