@@ -144,6 +144,8 @@ const CONFIG_ROUTES: Expected[] = [
   ['/config-server/admin/history', 'get', ['200', '400', '401', '403'], false],
   ['/config-server/admin/history/{version}', 'get', ['200', '400', '401', '403', '404'], false],
   ['/config-server/admin/rollback', 'post', ['200', '400', '401', '403', '404', '412', '428'], false],
+  ['/config-server/admin/keys', 'get', ['200', '401', '403'], false],
+  ['/config-server/admin/keys/rewrap', 'post', ['200', '401', '403'], false],
 ];
 const API_ROUTES = [...TAG_ROUTES, ...ENTITY_ROUTES, ...CONFIG_ROUTES];
 
