@@ -102,6 +102,11 @@ describe(`the previous release (deploy/previous-release.json) on the current, ex
       [PROBE_COLUMN],
     );
     expect(probes[0]?.n).toBeGreaterThan(10);
+    await until(
+      () => mappedRoutes(api.spawned.output()).some((r) => r.url === '/oauth2/clients'),
+      "the old api's route table in its output",
+      10_000,
+    );
     const routes = mappedRoutes(api.spawned.output());
     const doc = (await json(api.url, 'GET', '/docs/openapi.json')).json as { paths: Record<string, object> };
     // Nest's route lines cover at least what the old release documents (so parsing them lost nothing).
@@ -110,7 +115,12 @@ describe(`the previous release (deploy/previous-release.json) on the current, ex
     );
     expect(routes.map((r) => `${r.method} ${r.url}`)).toEqual(expect.arrayContaining(documented));
     expect(routes.some((r) => r.url === '/oauth2/clients')).toBe(true);
-    expect(mappedRoutes(controller.spawned.output()).some((r) => r.url === '/instances')).toBe(true);
+    // Its log lines may reach our pipe after it answered ready: wait for them, not for a time.
+    await until(
+      () => mappedRoutes(controller.spawned.output()).some((r) => r.url === '/instances'),
+      "the old controller's route table in its output",
+      10_000,
+    );
     expect(surface.methods).toEqual(expect.arrayContaining(['service/register', 'discovery/subscribe']));
   });
 
