@@ -25,11 +25,13 @@ export class LogCapture extends Writable {
 }
 
 export function testSettings(env: Record<string, string> = {}): Settings {
+  // A test that names a server of its own (and no session URL) talks to it directly, not to the suite's pooler.
+  const own = env.DATABASE_URL !== undefined && env.DATABASE_SESSION_URL === undefined;
   return loadSettings({
     NODE_ENV: 'test',
     DATABASE_URL: process.env.DATABASE_URL,
-    DATABASE_SESSION_URL: process.env.DATABASE_SESSION_URL,
-    DATABASE_POOL_MODE: process.env.DATABASE_POOL_MODE,
+    DATABASE_SESSION_URL: own ? '' : process.env.DATABASE_SESSION_URL,
+    DATABASE_POOL_MODE: own ? '' : process.env.DATABASE_POOL_MODE,
     JWT_JWKS_FILE: writeJwksFile(),
     JWT_ISSUER: ISSUER,
     CONTROLLER_HOST_ID: 'h-ctl',
