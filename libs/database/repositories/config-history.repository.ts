@@ -57,10 +57,7 @@ export class ConfigHistoryRepository extends BaseRepository {
    * A properties replace has its own, cheaper call: `replaceProperties`.
    */
   async append(layerId: string, actor: string | null, reason: string | null): Promise<AppendedVersion> {
-    const tx = this.tx;
-    if (tx === undefined || this.manager.queryRunner?.isTransactionActive !== true) {
-      throw new Error('a layer version is appended inside the transaction of its change');
-    }
+    const tx = this.changeTx();
     const rows = await this.manager.query<AppendedRow[]>(APPEND, [
       layerId,
       actor,
@@ -105,10 +102,7 @@ export class ConfigHistoryRepository extends BaseRepository {
     actor: string | null,
     reason: string | null,
   ): Promise<AppendedVersion> {
-    const tx = this.tx;
-    if (tx === undefined || this.manager.queryRunner?.isTransactionActive !== true) {
-      throw new Error('a layer version is appended inside the transaction of its change');
-    }
+    const tx = this.changeTx();
     const removed = await this.manager.query<{ key: string; value: JsonValue }[]>(REMOVE_PROPERTIES, [layerId]);
     const { change, keys } = propertyChange(new Map(removed.map((r) => [r.key, r.value])), properties);
     const rows = await this.manager.query<{ version: number; at: Date }[]>(REPLACE_PROPERTIES, [
@@ -147,10 +141,7 @@ export class ConfigHistoryRepository extends BaseRepository {
     actor: string | null,
     reason: string | null,
   ): Promise<Omit<AppendedVersion, 'properties'>> {
-    const tx = this.tx;
-    if (tx === undefined || this.manager.queryRunner?.isTransactionActive !== true) {
-      throw new Error('a layer version is appended inside the transaction of its change');
-    }
+    const tx = this.changeTx();
     // Held until commit: the feed's readers see no seq that may still commit (ChangeEventRepository).
     await this.manager.query('select pg_advisory_xact_lock_shared($1)', [FEED_LOCK]);
     // The stored change names no digest: a file's SHA-256 is worked out when history is read.
@@ -201,6 +192,15 @@ export class ConfigHistoryRepository extends BaseRepository {
       fileContents: row.file_contents,
     };
     return { ...record, content };
+  }
+
+  /** The transaction of the change a version is appended in; a version never stands alone. */
+  private changeTx(): Tx {
+    const tx = this.tx;
+    if (tx === undefined || this.manager.queryRunner?.isTransactionActive !== true) {
+      throw new Error('a layer version is appended inside the transaction of its change');
+    }
+    return tx;
   }
 
   /** Settles once the controllers were told of `version` (after the commit), at once without a control session. */
