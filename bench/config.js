@@ -53,6 +53,8 @@ async function seed(url) {
 }
 
 const SEALED_KEYS = 20;
+const WRITE_CONNECTIONS = 8;
+const WRITE_LAYERS = 8;
 
 /** The four layers of ADDRESS for `host`, written through an api's admin API (sealed when it has a ring). */
 async function seedThrough(base, host, headers) {
@@ -152,6 +154,36 @@ await runBenchmark('config', 'GET /config-server/configs (four layers) vs raw Fa
     run(sealedSide.url, { ...sealedSide.headers, 'if-none-match': sealedEtag }, 304),
     run(plainSide.url, { ...plainSide.headers, 'if-none-match': plainEtag }, 304),
   );
+  // The admin write as operators send it: PUT of a layer's SEALED_KEYS properties, one of them new each time.
+  const writeOf = (base, host) => {
+    let n = 0;
+    return {
+      url: base,
+      headers: { ...admin, 'content-type': 'application/json' },
+      requests: [
+        {
+          method: 'PUT',
+          setupRequest: (request) => {
+            n += 1;
+            const properties = {};
+            for (let g = 0; g < SEALED_KEYS - 1; g += 1) properties[`app.key${g}`] = `value ${g}`;
+            properties['app.counter'] = n;
+            const path = `/config-server/admin/properties?host=${host}&serviceId=svc-w${n % WRITE_LAYERS}&envTag=prod`;
+            return { ...request, path, body: JSON.stringify({ properties }) };
+          },
+        },
+      ],
+    };
+  };
+  const write = (side) => async () => {
+    const result = await load({ ...side, connections: WRITE_CONNECTIONS });
+    expectStatuses(side.url, result, [200]);
+    return result;
+  };
+  const [sealedWrite, plainWrite] = [writeOf(api.url, 'sealed-host'), writeOf(plainApi.url, 'plain-host')];
+  await load({ ...sealedWrite, connections: WRITE_CONNECTIONS, duration: 1 });
+  await load({ ...plainWrite, connections: WRITE_CONNECTIONS, duration: 1 });
+  const [sealedWrites, plainWrites] = await alternate(ROUNDS, write(sealedWrite), write(plainWrite));
   await plainApi.stop();
   await api.stop();
   await raw.stop();
@@ -165,7 +197,9 @@ await runBenchmark('config', 'GET /config-server/configs (four layers) vs raw Fa
       `it on every request; Bindery names it (planned once per session); the "naming its statement too" row ` +
       `gives the baseline the same. The sealed rows: ${SEALED_KEYS} keys per layer written through the admin API of ` +
       `the api as shipped (key ring: every value sealed, opened after the merge) and of the same build with ` +
-      `ALLOW_PLAINTEXT_CONFIG=true and no ring; each read by the api that wrote it.`,
+      `ALLOW_PLAINTEXT_CONFIG=true and no ring; each read by the api that wrote it. The write rows: PUT ` +
+      `/config-server/admin/properties of ${SEALED_KEYS} keys (one changes every time, so each makes a version), ` +
+      `${WRITE_CONNECTIONS} connections over ${WRITE_LAYERS} layers, to each of the same two apis.`,
   ];
   if (PROFILE) notes.push(`api CPU profile, top self time:\n${profileSummary(api).join('\n')}`);
   return {
@@ -194,6 +228,13 @@ await runBenchmark('config', 'GET /config-server/configs (four layers) vs raw Fa
         median(sealedRuns.map((r) => r.rps)),
         median(plainRuns.map((r) => r.rps)),
         'req/s',
+        0.8,
+      ),
+      row(
+        `sealed vs plaintext admin write (same build, PUT of ${SEALED_KEYS} keys)`,
+        median(sealedWrites.map((r) => r.rps)),
+        median(plainWrites.map((r) => r.rps)),
+        'writes/s',
         0.8,
       ),
       row(

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { QueryFailedError, type DataSource } from 'typeorm';
+import { QueryFailedError, type DataSource, type QueryRunner } from 'typeorm';
 import { ControlSession } from './control-session.js';
 import { ObservingTypeOrmLogger } from './query-observer.js';
 import { PG_TYPES } from './timestamps.js';
@@ -31,6 +31,12 @@ const CONNECT_TIMEOUT_MS = 5000;
 const MAX_NAMED_STATEMENTS = 200;
 /** `feature_not_supported`: "cached plan must not change result type" after a column was added or dropped. */
 const CACHED_PLAN_CHANGED = '0A000';
+
+/** Whether `error` (pg's, or TypeORM's wrapping it) is `0A000`: nothing of the statement ran. */
+export function cachedPlanChanged(error: unknown): boolean {
+  const { code, driverError } = (error ?? {}) as { code?: unknown; driverError?: { code?: unknown } };
+  return code === CACHED_PLAN_CHANGED || driverError?.code === CACHED_PLAN_CHANGED;
+}
 
 /**
  * Names for statement texts, so that pg prepares each once per connection and PostgreSQL plans it once
@@ -114,17 +120,39 @@ export class DatabaseAccess {
    * QueryFailedError. `0A000` (a column added or dropped under a prepared statement) renames the statement
    * and runs it once more: it failed at plan time, before it read or wrote anything.
    */
-  async rows<T>(text: string, values: readonly unknown[] = []): Promise<T[]> {
+  rows<T>(text: string, values: readonly unknown[] = []): Promise<T[]> {
+    return this.run<T>(this.pool, text, values, true);
+  }
+
+  /**
+   * One statement in the transaction of `runner` (TypeORM's, its connection from `connect()`), named like
+   * `rows`' (a transaction's statements are parsed and planned again on every run otherwise: about a
+   * millisecond for a sealed config write's, bench config-history). `0A000` renames the statement and
+   * fails: the transaction is aborted by then, and `UnitOfWork` runs it again once.
+   */
+  async rowsIn<T>(runner: QueryRunner, text: string, values: readonly unknown[] = []): Promise<T[]> {
+    const client = (await runner.connect()) as pg.ClientBase;
+    return this.run<T>(client, text, values, false);
+  }
+
+  private async run<T>(
+    target: Pick<pg.ClientBase, 'query'>,
+    text: string,
+    values: readonly unknown[],
+    retry: boolean,
+  ): Promise<T[]> {
     const logger = this.log;
     logger.logQuery(text);
     const started = Date.now();
     try {
       let result: pg.QueryResult;
       try {
-        result = await this.pool.query(this.config(text, values, this.names?.of(text)));
+        result = await target.query(this.config(text, values, this.names?.of(text)));
       } catch (error) {
-        if (this.names === null || (error as { code?: unknown }).code !== CACHED_PLAN_CHANGED) throw error;
-        result = await this.pool.query(this.config(text, values, this.names.renew(text)));
+        if (this.names === null || !cachedPlanChanged(error)) throw error;
+        const renewed = this.names.renew(text);
+        if (!retry) throw error;
+        result = await target.query(this.config(text, values, renewed));
       }
       const elapsed = Date.now() - started;
       if (elapsed > SLOW_QUERY_MS) logger.logQuerySlow(elapsed, text);

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager, type ObjectLiteral, type SelectQueryBuilder } from 'typeorm';
-import { accessOf } from './access.js';
+import { accessOf, cachedPlanChanged } from './access.js';
 import { uniqueViolation } from './pg-errors.js';
 
 const MANAGERS = new WeakMap<Tx, EntityManager>();
@@ -30,7 +30,21 @@ export class Tx {
 export class UnitOfWork {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
+  /**
+   * Runs `work` in one transaction. A statement that met `0A000` (a column added or dropped under its
+   * prepared statement, DESIGN 15) aborted the transaction before anything of it committed: `work` runs
+   * once more in a new one, its statements prepared again.
+   */
   async run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    try {
+      return await this.once(work);
+    } catch (error) {
+      if (!cachedPlanChanged(error)) throw error;
+      return this.once(work);
+    }
+  }
+
+  private async once<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     const committed: (() => void)[] = [];
     const settings = accessOf(this.db).transactionSettings();
     const result = await this.db.transaction(async (manager) => {
@@ -112,11 +126,12 @@ export abstract class BaseRepository {
   }
 
   /**
-   * One statement: in the bound transaction, or outside one through the access layer straight on the pool
-   * (named on session pools; skips the query runner's acquire and release, about a tenth of a read's CPU).
+   * One statement through the access layer, named on session pools: in the bound transaction, or outside
+   * one straight on the pool (skipping the query runner's acquire and release, about a tenth of a read's CPU).
    */
   protected async rows<T>(sql: string, parameters: readonly unknown[] = []): Promise<T[]> {
-    if (this.tx !== undefined) return this.manager.query<T[]>(sql, parameters as unknown[]);
+    const runner = this.tx === undefined ? undefined : this.manager.queryRunner;
+    if (runner !== undefined) return accessOf(this.db).rowsIn<T>(runner, sql, parameters);
     return accessOf(this.db).rows<T>(sql, parameters);
   }
 

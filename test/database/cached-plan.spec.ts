@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { DatabaseAccess } from '#database';
+import { DataSource } from 'typeorm';
+import { DatabaseAccess, dataSourceOptions, UnitOfWork } from '#database';
+import { BaseRepository } from '../../libs/database/repository.js';
 
 /**
  * DESIGN 15: a column added under a named statement that reads a whole row makes PostgreSQL answer
@@ -53,5 +55,44 @@ describe('a whole-row statement across a schema change', () => {
     } finally {
       client.release(true);
     }
+  });
+});
+
+describe('a whole-row statement in a transaction across a schema change', () => {
+  const own = `cached_plan_tx_${process.pid}_${Date.now().toString(36)}`;
+  class WholeRows extends BaseRepository {
+    read(id: number): Promise<Record<string, unknown>[]> {
+      return this.rows(`select * from ${own} where id = $1`, [id]);
+    }
+  }
+  let source: DataSource;
+
+  beforeAll(async () => {
+    await admin.query(`create table ${own} (id int primary key, a text)`);
+    await admin.query(`insert into ${own} values (1, 'one')`);
+    // One connection: the transaction's statement is prepared on the session the ALTER then invalidates.
+    source = new DataSource(dataSourceOptions({ url: direct(), poolSize: 1 }));
+    await source.initialize();
+  });
+  afterAll(async () => {
+    await source?.destroy();
+    await admin?.query(`drop table if exists ${own}`);
+  });
+
+  it('is named in the transaction, and after a column is added the unit of work runs again once', async () => {
+    const rows = new WholeRows(source);
+    const work = new UnitOfWork(source);
+    expect(await work.run((tx) => rows.in(tx).read(1))).toEqual([{ id: 1, a: 'one' }]);
+    const prepared = await source.query<{ statement: string }[]>('select statement from pg_prepared_statements');
+    expect(prepared.map((p) => p.statement)).toContain(`select * from ${own} where id = $1`);
+
+    await admin.query(`alter table ${own} add column b text default 'new'`);
+    let runs = 0;
+    const after = await work.run(async (tx) => {
+      runs += 1;
+      return rows.in(tx).read(1);
+    });
+    expect(after).toEqual([{ id: 1, a: 'one', b: 'new' }]);
+    expect(runs).toBe(2);
   });
 });

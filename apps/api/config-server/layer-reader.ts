@@ -13,6 +13,7 @@ import {
   type LayerChange,
   type LayerVersionRecord,
   type Stored,
+  type StoredFile,
   type Tx,
 } from '#database';
 import { ConfigVault } from './encryption/config-vault.js';
@@ -79,19 +80,29 @@ export class LayerReader {
    * The layer's files: those of `kinds` opened; of the other kinds, the stored content ids (and a plaintext
    * row's bytes), unopened.
    */
-  async files(
+  async files(layer: LayerRef, kinds: readonly FileKind[], tx?: Tx): Promise<StoredFiles> {
+    return this.openFiles(await this.bound(this.store, tx).files(layer.layerId, layer.address, kinds));
+  }
+
+  /** `properties` and `files` read in one statement, in the writer's transaction. */
+  async current(
     layer: LayerRef,
     kinds: readonly FileKind[],
-    tx?: Tx,
-  ): Promise<Record<FileKind, Map<string, { bytes: Buffer | undefined; contentId: string | null }>>> {
-    const rows = await this.bound(this.store, tx).files(layer.layerId, layer.address, kinds);
+    tx: Tx,
+  ): Promise<{ properties: Map<string, JsonValue>; files: StoredFiles }> {
+    const stored = await this.store.in(tx).current(layer.layerId, layer.address, kinds);
+    const [properties, files] = await Promise.all([
+      this.vault.openJson([...stored.properties]),
+      this.openFiles(stored.files),
+    ]);
+    return { properties: new Map(properties), files };
+  }
+
+  private async openFiles(rows: readonly StoredFile[]): Promise<StoredFiles> {
     const loaded = rows.filter((r) => r.value !== undefined) as { value: Stored<Buffer> }[];
     const opened = await this.vault.openBytes(loaded.map((r, i) => [String(i), r.value] as const));
     const bytes = new Map(loaded.map((r, i) => [r, opened[i]?.[1]] as const));
-    const files = { cert: new Map(), file: new Map() } as Record<
-      FileKind,
-      Map<string, { bytes: Buffer | undefined; contentId: string | null }>
-    >;
+    const files: StoredFiles = { cert: new Map(), file: new Map() };
     for (const row of rows) {
       files[row.kind].set(row.name, { bytes: bytes.get(row as { value: Stored<Buffer> }), contentId: row.contentId });
     }
@@ -173,6 +184,9 @@ export class LayerReader {
     return tx === undefined ? repository : repository.in(tx);
   }
 }
+
+/** A layer's files by kind and name: opened bytes (undefined for a kind not asked for) and stored content. */
+export type StoredFiles = Record<FileKind, Map<string, { bytes: Buffer | undefined; contentId: string | null }>>;
 
 /** A layer by id, with the address its values are sealed for. */
 export interface LayerRef {

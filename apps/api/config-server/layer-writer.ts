@@ -11,7 +11,6 @@ import {
   propertyChange,
   sortedRecord,
   type FileKind,
-  type FilesByKind,
   type JsonValue,
   type LayerChange,
   type Tx,
@@ -110,9 +109,8 @@ export class LayerWriter {
   ): Promise<WrittenVersion> {
     const { layerId, address } = layer;
     const withFiles = touchesFiles(edits);
-    const properties = await this.reader.properties(layer, tx);
     // Only the kinds this write changes are opened; the others keep their stored contents as they are.
-    const files = await this.reader.files(layer, editedKinds(edits), tx);
+    const { properties, files } = await this.reader.current(layer, editedKinds(edits), tx);
     const next = applyEdits(properties, files, edits);
     const { change, keys } = diff(properties, files, next.properties, next.files);
     if (layer.previous > 0 && keys.length === 0) throw new UnchangedLayer(layer.previous);
@@ -121,48 +119,51 @@ export class LayerWriter {
     const fresh = FILE_KINDS.flatMap((kind) =>
       [...next.files[kind]].filter(([, f]) => f.contentId === null).map(([name, f]) => ({ kind, name, f })),
     );
-    const [versionKey, ...contentKeys] = await this.vault.newKeys(tx, 1 + fresh.length);
+    const [versionKey, ...contentKeys] = this.vault.unstoredKeys(1 + fresh.length);
     if (versionKey === undefined) throw new Error('no data key was made');
-    const sealedProperties = [...next.properties].map(
-      ([key, value]) => [key, this.vault.sealProperty(versionKey, { address, name: key }, value)] as const,
-    );
-    const ids = await this.store.in(tx).insertContents(
+    const stored = await this.store.in(tx).insertSealedContents(
       layerId,
       fresh.map(({ kind, name, f }, i) => {
         const key = contentKeys[i];
         if (key === undefined || f.bytes === undefined) throw new Error('a new file content has no key or bytes');
         const sealed = this.vault.sealContent(key, { address, name: fileValueName(kind, name) }, f.bytes);
-        return { dataKeyId: key.dataKeyId, sealed, size: f.bytes.length };
+        return { ...key.wrapped, sealed, size: f.bytes.length };
       }),
     );
-    fresh.forEach(({ kind, name, f }, i) => next.files[kind].set(name, { ...f, contentId: ids[i] ?? null }));
+    fresh.forEach(({ kind, name, f }, i) => {
+      const ids = stored[i];
+      const key = contentKeys[i];
+      if (ids === undefined || key === undefined) throw new Error('a new file content was not stored');
+      this.vault.adopt(ids.dataKeyId, key.key);
+      next.files[kind].set(name, { ...f, contentId: ids.contentId });
+    });
 
-    await this.store.in(tx).replaceSealedProperties(layerId, versionKey.dataKeyId, sealedProperties);
     // Kinds this write changed, or that still have plaintext rows, get their references written again.
     const rewritten = FILE_KINDS.filter(
       (kind) => editedKinds(edits).includes(kind) || [...files[kind].values()].some((f) => f.contentId === null),
     );
-    const refs = rewritten.flatMap((kind) =>
-      [...next.files[kind]].map(([name, f]) => ({ kind, name, contentId: f.contentId ?? '' })),
-    );
-    if (rewritten.length > 0) await this.store.in(tx).replaceFileRefs(layerId, rewritten, refs);
-    const fileRefs: FilesByKind<string> = {
-      cert: sortedRecord([...next.files.cert].map(([name, f]) => [name, f.contentId ?? ''] as const)),
-      file: sortedRecord([...next.files.file].map(([name, f]) => [name, f.contentId ?? ''] as const)),
-    };
-    const appended = await this.history.in(tx).appendSealed(
+    const refsOf = (kind: FileKind) => [...next.files[kind]].map(([name, f]) => [name, f.contentId ?? ''] as const);
+    const written = await this.history.in(tx).writeSealed(
       layerId,
       address,
       {
         change,
         keys,
-        dataKeyId: versionKey.dataKeyId,
-        sealedProperties: Object.fromEntries(sealedProperties.map(([key, s]) => [key, s.toString('base64')])),
-        fileRefs,
+        dataKey: versionKey.wrapped,
+        properties: [...next.properties].map(
+          ([key, value]) => [key, this.vault.sealProperty(versionKey, { address, name: key }, value)] as const,
+        ),
+        fileRefs: { cert: sortedRecord(refsOf('cert')), file: sortedRecord(refsOf('file')) },
+        files: {
+          kinds: rewritten,
+          refs: rewritten.flatMap((kind) => refsOf(kind).map(([name, contentId]) => ({ kind, name, contentId }))),
+        },
       },
       author.actor,
       author.reason,
     );
+    const { dataKeyId, ...appended } = written;
+    this.vault.adopt(dataKeyId, versionKey.key);
     return {
       ...appended,
       properties: sortedRecord([...next.properties]),

@@ -170,7 +170,7 @@ export class ChangeEventRepository extends BaseRepository {
     if (this.manager.queryRunner?.isTransactionActive !== true) {
       throw new Error('change events are appended inside the transaction of their change');
     }
-    await this.manager.query(APPEND, appendParameters(events));
+    await this.rows(APPEND, appendParameters(events));
     if (this.tx !== undefined) afterCommit(this.tx, () => this.waker.wake());
   }
 

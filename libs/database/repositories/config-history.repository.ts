@@ -10,12 +10,12 @@ import { sortedRecord } from '../sorted.js';
 import { FEED_LOCK } from './change-event.repository.js';
 import {
   APPEND,
-  APPEND_SEALED,
   DROP_UNUSED_KEYS,
   PRUNE,
   REMOVE_PROPERTIES,
   REPLACE_PROPERTIES,
   STORED_VERSION,
+  WRITE_SEALED,
 } from './config-history.sql.js';
 import type {
   AppendedRow,
@@ -58,7 +58,7 @@ export class ConfigHistoryRepository extends BaseRepository {
    */
   async append(layerId: string, actor: string | null, reason: string | null): Promise<AppendedVersion> {
     const tx = this.changeTx();
-    const rows = await this.manager.query<AppendedRow[]>(APPEND, [
+    const rows = await this.rows<AppendedRow>(APPEND, [
       layerId,
       actor,
       reason,
@@ -103,9 +103,9 @@ export class ConfigHistoryRepository extends BaseRepository {
     reason: string | null,
   ): Promise<AppendedVersion> {
     const tx = this.changeTx();
-    const removed = await this.manager.query<{ key: string; value: JsonValue }[]>(REMOVE_PROPERTIES, [layerId]);
+    const removed = await this.rows<{ key: string; value: JsonValue }>(REMOVE_PROPERTIES, [layerId]);
     const { change, keys } = propertyChange(new Map(removed.map((r) => [r.key, r.value])), properties);
-    const rows = await this.manager.query<{ version: number; at: Date }[]>(REPLACE_PROPERTIES, [
+    const rows = await this.rows<{ version: number; at: Date }>(REPLACE_PROPERTIES, [
       layerId,
       JSON.stringify(properties),
       JSON.stringify(change),
@@ -130,32 +130,39 @@ export class ConfigHistoryRepository extends BaseRepository {
   }
 
   /**
-   * Appends a sealed version (DESIGN 17) and its `config.changed` event in the change's transaction,
-   * announced like `append`'s. The api worked out the change from decrypted content: the database only
-   * ever sees sealed values, so it cannot diff them.
+   * Writes a sealed layer (DESIGN 17) in one statement: its data key, properties and file references,
+   * and the version with its `config.changed` event, announced like `append`'s. The api worked out the
+   * change from decrypted content: the database only ever sees sealed values, so it cannot diff them.
    */
-  async appendSealed(
+  async writeSealed(
     layerId: string,
     address: LayerAddress,
     sealed: SealedVersion,
     actor: string | null,
     reason: string | null,
-  ): Promise<Omit<AppendedVersion, 'properties'>> {
+  ): Promise<Omit<AppendedVersion, 'properties'> & { readonly dataKeyId: string }> {
     const tx = this.changeTx();
-    // Held until commit: the feed's readers see no seq that may still commit (ChangeEventRepository).
-    await this.manager.query('select pg_advisory_xact_lock_shared($1)', [FEED_LOCK]);
     // The stored change names no digest: a file's SHA-256 is worked out when history is read.
     const stored: LayerChange = { ...sealed.change, sha256: {} };
-    const rows = await this.manager.query<{ version: number; at: Date }[]>(APPEND_SEALED, [
+    const { refs } = sealed.files;
+    const rows = await this.rows<{ version: number; at: Date; data_key_id: string }>(WRITE_SEALED, [
       layerId,
       actor,
       reason,
+      sealed.dataKey.kid,
+      sealed.dataKey.wrapped,
+      // One JSON for the properties' rows and the version's copy: key to sealed value, base64.
+      JSON.stringify(Object.fromEntries(sealed.properties.map(([key, value]) => [key, value.toString('base64')]))),
       JSON.stringify(stored),
-      sealed.dataKeyId,
-      JSON.stringify(sealed.sealedProperties),
       JSON.stringify(sealed.fileRefs),
       JSON.stringify(sealed.keys),
       this.announcer === undefined,
+      sealed.files.kinds,
+      refs.map((r) => r.kind),
+      refs.map((r) => r.name),
+      refs.map((r) => r.contentId),
+      // Held until commit: the feed's readers see no seq that may still commit (ChangeEventRepository).
+      FEED_LOCK,
     ]);
     const row = rows[0];
     if (row === undefined) throw new Error(`config layer ${layerId} does not exist`);
@@ -166,13 +173,14 @@ export class ConfigHistoryRepository extends BaseRepository {
       reason,
       change: sealed.change,
       address,
+      dataKeyId: String(row.data_key_id),
       announced: this.announcedAfterCommit(tx, address, row.version),
     };
   }
 
   /** One version as stored (plaintext or sealed); null when it never existed or was pruned. */
   async storedVersion(layerId: string, version: number, withContents: boolean): Promise<StoredVersion | null> {
-    const rows = await this.manager.query<StoredVersionRow[]>(STORED_VERSION, [layerId, version, withContents]);
+    const rows = await this.rows<StoredVersionRow>(STORED_VERSION, [layerId, version, withContents]);
     const row = rows[0];
     if (row === undefined) return null;
     const record = { version: row.version, at: row.at, actor: row.actor, reason: row.reason, change: row.change };

@@ -57,32 +57,62 @@ export const DROP_UNUSED_KEYS = `
   select count(*)::int as dropped from gone`;
 
 /**
- * Appends a sealed version (DESIGN 17) as the layer's ($1) current `aggregate_version`: the change $4 and
- * its names $8 worked out by the api from decrypted content, sealed properties $6 under data key $5, file
- * references $7; with its `config.changed` event and, when $9, the NOTIFY (delivered at commit).
+ * A sealed write of a layer ($1, by $2 for reason $3) in one statement (DESIGN 17): stores the version's
+ * data key ($5 wrapped under kid $4), makes the properties exactly those of $6 (key to the value sealed
+ * under it, base64), points the files of kinds $11 at the stored contents ($12 kinds, $13 names, $14 ids),
+ * and appends the current `aggregate_version` with the change $7 (worked out by the api from decrypted
+ * content), $6 as its properties, file references $8, its `config.changed` event naming $9 and, when
+ * $10, the NOTIFY (delivered at commit). The feed's lock ($15, shared, held to commit) comes before the event's seq: the
+ * event's rows are joined with `feed`, so none is projected before the lock is held.
+ * Properties and files are upserted and the rest deleted, so no sub-statement touches a row another does.
  */
-export const APPEND_SEALED = `
-  with layer as (
+export const WRITE_SEALED = `
+  with feed as materialized (
+    select pg_advisory_xact_lock_shared($15) as locked
+  ), data_key as (
+    insert into config_data_key (kid, wrapped) values ($4, $5) returning data_key_id
+  ), sealed as (
+    select e.key, decode(e.value, 'base64') as value from jsonb_each_text($6::jsonb) as e
+  ), properties_gone as (
+    delete from config_property p
+     where p.layer_id = $1 and not exists (select 1 from sealed s where s.key = p.property_key)
+  ), properties as (
+    insert into config_property as p (layer_id, property_key, sealed, data_key_id)
+    select $1, s.key, s.value, k.data_key_id from sealed s, data_key k
+    on conflict on constraint pk_config_property
+    do update set sealed = excluded.sealed, data_key_id = excluded.data_key_id, property_value = null
+  ), refs as (
+    select * from unnest($12::varchar[], $13::varchar[], $14::bigint[]) as r(kind, name, content_id)
+  ), files_gone as (
+    delete from config_file f
+     where f.layer_id = $1 and f.kind = any($11::varchar[])
+       and not exists (select 1 from refs r where r.kind = f.kind and r.name = f.file_name)
+  ), files as (
+    insert into config_file as f (layer_id, kind, file_name, content_id)
+    select $1, r.kind, r.name, r.content_id from refs r
+    on conflict on constraint pk_config_file do update set content_id = excluded.content_id, content = null
+    where f.content_id is distinct from excluded.content_id or f.content is not null
+  ), layer as (
     select l.layer_id, l.aggregate_version, l.host, l.service_id, l.product_id, l.product_version, l.env_tag
       from config_layer l where l.layer_id = $1
   ), written as (
     insert into config_layer_version as v (layer_id, version, actor, reason, change, data_key_id,
                                            sealed_properties, file_refs)
-    select l.layer_id, l.aggregate_version, $2, $3, $4, $5, $6, $7 from layer l
+    select l.layer_id, l.aggregate_version, $2, $3, $7, k.data_key_id, $6, $8 from layer l, data_key k
     returning v.version, v.at
   ), event as (
     insert into change_event (seq, type, actor, host_id, data)
     select nextval('change_event_seq'), 'config.changed', $2, l.host,
            jsonb_build_object('host', l.host, 'serviceId', l.service_id, 'productId', l.product_id,
-             'productVersion', l.product_version, 'envTag', l.env_tag, 'version', w.version, 'keys', $8::jsonb)
-      from written w, layer l
+             'productVersion', l.product_version, 'envTag', l.env_tag, 'version', w.version, 'keys', $9::jsonb)
+      from feed f, written w, layer l
   ), notified as (
     select pg_notify('bindery_config', json_build_object('host', l.host, 'serviceId', l.service_id,
              'productId', l.product_id, 'productVersion', l.product_version, 'envTag', l.env_tag,
              'version', w.version)::text)
-      from written w, layer l where $9
+      from written w, layer l where $10
   )
-  select w.version, w.at from written w left join notified on true`;
+  select w.version, w.at, k.data_key_id from written w cross join data_key k left join notified on true`;
 
 /** One version ($2) of a layer ($1) as stored, plaintext or sealed; contents ($3) only when asked for. */
 export const STORED_VERSION = `

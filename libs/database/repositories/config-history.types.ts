@@ -1,5 +1,5 @@
 import type { FilesByKind, LayerChange } from '../entities/config-layer-version.entity.js';
-import type { JsonValue, LayerAddress } from '../entities/config-types.js';
+import type { FileKind, JsonValue, LayerAddress } from '../entities/config-types.js';
 
 /** A version as history lists it: who, when, why and which names changed; never values. */
 export interface LayerVersionRecord {
@@ -50,14 +50,22 @@ export interface StoredVersion extends LayerVersionRecord {
   readonly content: StoredVersionContent;
 }
 
-/** A sealed version to append: its change worked out from decrypted content, its sealed values. */
+/** A sealed write: the change worked out from decrypted content, the version's key and sealed values. */
 export interface SealedVersion {
   readonly change: LayerChange;
   /** Every name in the change, sorted. */
   readonly keys: readonly string[];
-  readonly dataKeyId: string;
-  readonly sealedProperties: Record<string, string>;
+  /** The version's new data key, wrapped under `kid`. */
+  readonly dataKey: { readonly kid: string; readonly wrapped: Buffer };
+  /** Every property of the layer now, sealed under that key. */
+  readonly properties: readonly (readonly [key: string, sealed: Buffer])[];
+  /** Every file of the layer now, as the version keeps it: its stored content by name, by kind. */
   readonly fileRefs: FilesByKind<string>;
+  /** The kinds whose file rows are written again, and their files as references to stored contents. */
+  readonly files: {
+    readonly kinds: readonly FileKind[];
+    readonly refs: readonly { readonly kind: FileKind; readonly name: string; readonly contentId: string }[];
+  };
 }
 
 export interface StoredVersionRow {

@@ -116,7 +116,7 @@ export class ConfigLayerRepository extends BaseRepository {
     address: LayerAddress,
     user: string | null,
   ): Promise<{ layerId: string; version: number; previous: number }> {
-    const rows: { layer_id: string; aggregate_version: number; created: boolean }[] = await this.manager.query(
+    const rows: { layer_id: string; aggregate_version: number; created: boolean }[] = await this.rows(
       `insert into config_layer (host, service_id, product_id, product_version, env_tag, update_user, update_ts)
        values ($1, $2, $3, $4, $5, $6, now())
        on conflict on constraint uq_config_layer_address
@@ -181,10 +181,10 @@ export class ConfigLayerRepository extends BaseRepository {
     properties: Readonly<Record<string, JsonValue>>,
     mode: WriteMode,
   ): Promise<void> {
-    if (mode === 'replace') await this.manager.query('delete from config_property where layer_id = $1', [layerId]);
+    if (mode === 'replace') await this.rows('delete from config_property where layer_id = $1', [layerId]);
     if (Object.keys(properties).length === 0) return;
     // One statement for the whole layer: jsonb_each keeps each value's JSON type.
-    await this.manager.query(
+    await this.rows(
       `insert into config_property (layer_id, property_key, property_value)
        select $1, e.key, e.value from jsonb_each($2::jsonb) as e
        ${mode === 'keep-existing' ? 'on conflict on constraint pk_config_property do nothing' : ''}`,
@@ -199,11 +199,11 @@ export class ConfigLayerRepository extends BaseRepository {
     mode: WriteMode,
   ): Promise<void> {
     if (mode === 'replace') {
-      await this.manager.query('delete from config_file where layer_id = $1 and kind = $2', [layerId, kind]);
+      await this.rows('delete from config_file where layer_id = $1 and kind = $2', [layerId, kind]);
     }
     if (files.size === 0) return;
     const encoded = sortedRecord([...files].map(([name, bytes]) => [name, bytes.toString('base64')] as const));
-    await this.manager.query(
+    await this.rows(
       `insert into config_file (layer_id, kind, file_name, content)
        select $1, $2, e.key, decode(e.value, 'base64') from jsonb_each_text($3::jsonb) as e
        ${mode === 'keep-existing' ? 'on conflict on constraint pk_config_file do nothing' : ''}`,

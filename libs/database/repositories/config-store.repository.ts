@@ -77,13 +77,12 @@ export class ConfigStoreRepository extends BaseRepository {
 
   /** The layer's properties by key, in key order. */
   async properties(layerId: string, address: LayerAddress): Promise<Map<string, Stored<JsonValue>>> {
-    const rows = await this.manager.query<PropertyRow[]>(
+    const rows = await this.rows<PropertyRow>(
       `select property_key as key, property_value as value, sealed, data_key_id
          from config_property where layer_id = $1`,
       [layerId],
     );
-    rows.sort((a, b) => compareKeys(a.key, b.key));
-    return new Map(rows.map((r) => [r.key, storedOf(r.value, r.sealed, r.data_key_id, address, r.key)] as const));
+    return propertiesOf(rows, address);
   }
 
   /**
@@ -91,7 +90,7 @@ export class ConfigStoreRepository extends BaseRepository {
    * always comes along: it is the row itself).
    */
   async files(layerId: string, address: LayerAddress, kinds: readonly FileKind[]): Promise<StoredFile[]> {
-    const rows = await this.manager.query<FileRow[]>(
+    const rows = await this.rows<FileRow>(
       `select f.kind, f.file_name as name, f.content, f.content_id, c.data_key_id,
               case when f.kind = any($2::varchar[]) then c.sealed end as sealed,
               coalesce(octet_length(f.content), c.size) as size
@@ -99,18 +98,37 @@ export class ConfigStoreRepository extends BaseRepository {
         where f.layer_id = $1`,
       [layerId, kinds],
     );
-    rows.sort((a, b) => compareKeys(a.kind, b.kind) || compareKeys(a.name, b.name));
-    return rows.map((r) => {
-      const name = fileValueName(r.kind, r.name);
-      const loaded = r.content !== null || r.sealed !== null;
-      return {
-        kind: r.kind,
-        name: r.name,
-        contentId: r.content_id === null ? null : String(r.content_id),
-        size: r.size,
-        value: loaded ? storedOf(r.content, r.sealed, r.data_key_id, address, name) : undefined,
-      };
-    });
+    return filesOf(rows, address);
+  }
+
+  /** `properties` and `files` in one statement: what a sealed write diffs against, under the layer's lock. */
+  async current(
+    layerId: string,
+    address: LayerAddress,
+    kinds: readonly FileKind[],
+  ): Promise<{ properties: Map<string, Stored<JsonValue>>; files: StoredFile[] }> {
+    const rows = await this.rows<(PropertyRow & FileRow & { part: 'p' | 'f' })>(
+      `select 'p' as part, property_key as key, property_value as value, sealed, data_key_id,
+              null::varchar as kind, null::varchar as name, null::bytea as content, null::bigint as content_id,
+              null::int as size
+         from config_property where layer_id = $1
+       union all
+       select 'f', null, null, case when f.kind = any($2::varchar[]) then c.sealed end, c.data_key_id,
+              f.kind, f.file_name, f.content, f.content_id, coalesce(octet_length(f.content), c.size)
+         from config_file f left join config_file_content c on c.content_id = f.content_id
+        where f.layer_id = $1`,
+      [layerId, kinds],
+    );
+    return {
+      properties: propertiesOf(
+        rows.filter((r) => r.part === 'p'),
+        address,
+      ),
+      files: filesOf(
+        rows.filter((r) => r.part === 'f'),
+        address,
+      ),
+    };
   }
 
   /** Replaces the layer's properties with sealed ones, all under `dataKeyId` (the new version's key). */
@@ -165,10 +183,46 @@ export class ConfigStoreRepository extends BaseRepository {
     return rows.map((r) => String(r.content_id));
   }
 
+  /**
+   * Stores file contents of the layer, each with its own new data key (wrapped under `kid`), in one
+   * statement; answers their content and data key ids in the order given.
+   */
+  async insertSealedContents(
+    layerId: string,
+    contents: readonly (Omit<NewContent, 'dataKeyId'> & { readonly kid: string; readonly wrapped: Buffer })[],
+  ): Promise<{ contentId: string; dataKeyId: string }[]> {
+    if (contents.length === 0) return [];
+    const rows = await this.rows<{ content_id: string; data_key_id: string }>(
+      `with c as (
+         select * from unnest($2::varchar[], $3::bytea[], $4::bytea[], $5::int[])
+                  with ordinality as c(kid, wrapped, sealed, size, n)
+       ), data_keys as (
+         insert into config_data_key (kid, wrapped) select c.kid, c.wrapped from c order by c.n
+         returning data_key_id
+       ), numbered as (
+         select data_key_id, row_number() over (order by data_key_id) as n from data_keys
+       ), written as (
+         insert into config_file_content (layer_id, data_key_id, sealed, size)
+         select $1, k.data_key_id, c.sealed, c.size from c join numbered k on k.n = c.n order by c.n
+         returning content_id, data_key_id
+       )
+       select content_id, data_key_id from written order by content_id`,
+      [
+        layerId,
+        contents.map((c) => c.kid),
+        contents.map((c) => c.wrapped),
+        contents.map((c) => c.sealed),
+        contents.map((c) => c.size),
+      ],
+    );
+    // Identity values follow each insert's order, which follows `order by n`.
+    return rows.map((r) => ({ contentId: String(r.content_id), dataKeyId: String(r.data_key_id) }));
+  }
+
   /** Stored contents by id (history reads and rollbacks). */
   async contents(ids: readonly string[]): Promise<Map<string, StoredContent>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.manager.query<{ content_id: string; data_key_id: string; sealed: Buffer; size: number }[]>(
+    const rows = await this.rows<{ content_id: string; data_key_id: string; sealed: Buffer; size: number }>(
       `select content_id, data_key_id, sealed, size from config_file_content where content_id = any($1::bigint[])`,
       [ids],
     );
@@ -210,4 +264,24 @@ export class ConfigStoreRepository extends BaseRepository {
       },
     }));
   }
+}
+
+function propertiesOf(rows: readonly PropertyRow[], address: LayerAddress): Map<string, Stored<JsonValue>> {
+  const sorted = [...rows].sort((a, b) => compareKeys(a.key, b.key));
+  return new Map(sorted.map((r) => [r.key, storedOf(r.value, r.sealed, r.data_key_id, address, r.key)] as const));
+}
+
+function filesOf(rows: readonly FileRow[], address: LayerAddress): StoredFile[] {
+  const sorted = [...rows].sort((a, b) => compareKeys(a.kind, b.kind) || compareKeys(a.name, b.name));
+  return sorted.map((r) => {
+    const name = fileValueName(r.kind, r.name);
+    const loaded = r.content !== null || r.sealed !== null;
+    return {
+      kind: r.kind,
+      name: r.name,
+      contentId: r.content_id === null ? null : String(r.content_id),
+      size: r.size,
+      value: loaded ? storedOf(r.content, r.sealed, r.data_key_id, address, name) : undefined,
+    };
+  });
 }

@@ -23,6 +23,12 @@ export interface FreshKey {
   readonly key: Buffer;
 }
 
+/** A data key not stored yet, and its wrapping under the active kid. */
+export interface UnstoredKey {
+  readonly key: Buffer;
+  readonly wrapped: { readonly kid: string; readonly wrapped: Buffer };
+}
+
 /** The answer to a value that cannot be decrypted (DESIGN 17): never the ciphertext, never an omission. */
 export const undecryptable = (): ProblemException => new ProblemException(500, 'Config value cannot be decrypted');
 
@@ -53,22 +59,35 @@ export class ConfigVault {
 
   /** `count` fresh data keys, stored wrapped under the active kid in `tx`. */
   async newKeys(tx: Tx, count: number): Promise<FreshKey[]> {
+    const keys = this.unstoredKeys(count);
+    const ids = await this.dataKeys.in(tx).insert(keys.map((k) => k.wrapped));
+    return keys.map(({ key }, i) => this.adopt(ids[i] ?? '', key));
+  }
+
+  /**
+   * `count` fresh data keys with their wrapping under the active kid, for the caller to store with what
+   * they seal (one statement); `adopt` each once stored. A sealed value's AAD names no key id.
+   */
+  unstoredKeys(count: number): UnstoredKey[] {
     const ring = this.keys.ring;
     if (ring === null) throw new Error('no key ring: config values cannot be sealed');
-    const keys = Array.from({ length: count }, () => newDataKey());
-    const ids = await this.dataKeys.in(tx).insert(keys.map((key) => wrapDataKey(ring, key)));
-    return keys.map((key, i) => {
-      const dataKeyId = ids[i] ?? '';
-      this.remember(dataKeyId, key);
-      return { dataKeyId, key };
+    return Array.from({ length: count }, () => {
+      const key = newDataKey();
+      return { key, wrapped: wrapDataKey(ring, key) };
     });
   }
 
-  sealProperty(key: FreshKey, value: SealedTarget, json: JsonValue): Buffer {
+  /** A data key stored as `dataKeyId`: kept open for the reads that follow. */
+  adopt(dataKeyId: string, key: Buffer): FreshKey {
+    this.remember(dataKeyId, key);
+    return { dataKeyId, key };
+  }
+
+  sealProperty(key: Pick<FreshKey, 'key'>, value: SealedTarget, json: JsonValue): Buffer {
     return sealJson(key.key, json, valueAad(value.address, value.name));
   }
 
-  sealContent(key: FreshKey, value: SealedTarget, bytes: Buffer): Buffer {
+  sealContent(key: Pick<FreshKey, 'key'>, value: SealedTarget, bytes: Buffer): Buffer {
     return sealValue(key.key, bytes, valueAad(value.address, value.name));
   }
 
