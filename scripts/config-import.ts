@@ -11,12 +11,7 @@ import {
   readImport,
 } from '../apps/api/config-server/config-import.js';
 import { configKeysFor } from '../apps/api/config-server/encryption/config-keys.js';
-import { answerHelp } from './usage.js';
-
-/** "1 file", "2 files": the summary line reads as a sentence. */
-function count(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
+import { answerHelp, count } from './usage.js';
 
 /** `npm run config:import -- ...`: loads a values.yml and/or a folder of files into one config layer. */
 async function main(argv: readonly string[]): Promise<void> {

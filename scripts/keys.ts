@@ -13,7 +13,7 @@ import { configKeysFor } from '../apps/api/config-server/encryption/config-keys.
 import { encryptExisting } from '../apps/api/config-server/encryption/encrypt-existing.js';
 import { KeyRingError } from '../apps/api/config-server/encryption/errors.js';
 import { KeyRotation } from '../apps/api/config-server/encryption/key-rotation.js';
-import { answerHelp } from './usage.js';
+import { answerHelp, count } from './usage.js';
 
 const USAGE = `usage: npm run keys:rewrap
        npm run keys:encrypt-existing
@@ -43,14 +43,16 @@ async function main(argv: readonly string[]): Promise<void> {
     if (command === 'rewrap') {
       const rotation = new KeyRotation(keys, new ConfigKeyRepository(dataSource), new UnitOfWork(dataSource));
       const { kid, rewrapped } = await rotation.rewrap();
-      process.stdout.write(`keys:rewrap: ${rewrapped} data keys re-wrapped; every data key is under kid "${kid}"\n`);
+      process.stdout.write(
+        `keys:rewrap: ${count(rewrapped, 'data key')} re-wrapped; every data key is under kid "${kid}"\n`,
+      );
       return;
     }
     const summary = await encryptExisting(dataSource, keys);
     const left = await new ConfigKeyRepository(dataSource).plaintextRows();
     process.stdout.write(
-      `keys:encrypt-existing: encrypted writes on; sealed ${summary.layers} layers and ${summary.versions} versions; ` +
-        `${left.properties + left.files + left.versions} plaintext rows left\n`,
+      `keys:encrypt-existing: encrypted writes on; sealed ${count(summary.layers, 'layer')} and ` +
+        `${count(summary.versions, 'version')}; ${count(left.properties + left.files + left.versions, 'plaintext row')} left\n`,
     );
   } finally {
     if (dataSource.isInitialized) await dataSource.destroy();

@@ -10,3 +10,8 @@ export function answerHelp(usage: string, argv: readonly string[] = process.argv
   process.stdout.write(`${usage.trimEnd()}\n`);
   process.exit(0);
 }
+
+/** "1 file", "2 files": a summary line reads as a sentence. */
+export function count(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

@@ -1,14 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '#database';
-import { ConfigKeys, parseKeyRing } from '../../apps/api/config-server/encryption/index.js';
-import { encryptExisting } from '../../apps/api/config-server/encryption/encrypt-existing.js';
 import { startApi, type TestApi } from '../support/api.js';
+import { requireBuild, run } from '../support/processes.js';
 import { scratchDatabase, type ScratchDatabase } from '../support/schema-change.js';
 import { callers } from '../support/tokens.js';
 import { adminToken, b64, bearer, putFiles, putProperties, send, signed } from './support.js';
@@ -16,6 +13,36 @@ import { adminToken, b64, bearer, putFiles, putProperties, send, signed } from '
 /** DESIGN 17: rotation re-wraps data keys only; start-up refuses a ring without a needed kid; encrypt-existing. */
 const OLD = `old-1: ${randomBytes(32).toString('base64')}`;
 const NEW = `new-2: ${randomBytes(32).toString('base64')}`;
+const NEWER = `newer-3: ${randomBytes(32).toString('base64')}`;
+
+/** `npm run keys:<command>` as operators run it (the built script), on `database` with the ring `ring`. */
+async function keysCommand(database: ScratchDatabase, command: string, ring: string): Promise<string> {
+  requireBuild();
+  const script = run('scripts/keys.js', [command], { DATABASE_URL: database.sessionUrl, CONFIG_KEYRING_FILE: ring });
+  const code = await script.exit();
+  expect([code, script.output()]).toEqual([0, expect.any(String)]);
+  return script.output();
+}
+
+/** Every row of every table of `database`, as text (bytea as hex). */
+async function everyRow(database: ScratchDatabase): Promise<string> {
+  const tables = await sql<{ name: string }>(
+    database,
+    `select quote_ident(table_name) as name from information_schema.tables
+      where table_schema = current_schema() and table_type = 'BASE TABLE'`,
+  );
+  const parts: string[] = [];
+  for (const { name } of tables) {
+    parts.push(...(await sql<{ row: string }>(database, `select t::text as row from ${name} t`)).map((r) => r.row));
+  }
+  return parts.join('\n');
+}
+
+/** The forms a planted secret could take in a row: its text, hex, base64 and SHA-256. */
+const forms = (secret: string): string[] => {
+  const bytes = Buffer.from(secret, 'utf8');
+  return [secret, bytes.toString('hex'), bytes.toString('base64'), createHash('sha256').update(bytes).digest('hex')];
+};
 
 function ringFile(...lines: string[]): string {
   const file = join(mkdtempSync(join(tmpdir(), 'bindery-ring-')), 'config-keyring');
@@ -62,6 +89,7 @@ async function keys(api: TestApi) {
 }
 
 describe('key rotation', () => {
+  const SECRETS = [0, 1, 2].map((i) => `planted-${i}-${randomBytes(12).toString('hex')}`);
   let database: ScratchDatabase;
   beforeAll(async () => {
     database = await scratchDatabase('rotation');
@@ -72,11 +100,11 @@ describe('key rotation', () => {
     const first = await apiOn(database, { CONFIG_KEYRING_FILE: ringFile(OLD) });
     let before;
     try {
-      await putProperties(first, query, { 'db.password': 'p1', 'db.pool': 5 });
-      await putFiles(first, query, 'file', { 'a.txt': 'alpha' });
-      await putProperties(first, query, { 'db.password': 'p2' });
+      await putProperties(first, query, { 'db.password': SECRETS[0], 'db.pool': 5 });
+      await putFiles(first, query, 'file', { 'a.txt': SECRETS[1] });
+      await putProperties(first, query, { 'db.password': SECRETS[2] });
       before = await snapshot(first);
-      expect(before.configs).toEqual({ 'db.password': 'p2' });
+      expect(before.configs).toEqual({ 'db.password': SECRETS[2] });
       // Three versions' keys and one file content's.
       expect(await keys(first)).toEqual([{ kid: 'old-1', dataKeys: 4, active: true, inRing: true }]);
       // A host-bound admin may not see or rotate the deployment's keys, and costs no SQL.
@@ -123,11 +151,22 @@ describe('key rotation', () => {
     }
     expect(await events()).toBe(eventsBefore);
 
-    // The old kid alone can open nothing now, and says so at start; the new one alone serves everything.
-    await expect(apiOn(database, { CONFIG_KEYRING_FILE: ringFile(OLD) })).rejects.toThrow(
-      /4 stored data keys are wrapped under kid "new-2" and the key ring lacks it/,
+    // The operator's command, twice: a second run finds nothing left under an older kid.
+    const newest = ringFile(NEWER, NEW);
+    expect(await keysCommand(database, 'rewrap', newest)).toContain(
+      'keys:rewrap: 4 data keys re-wrapped; every data key is under kid "newer-3"',
     );
-    const fresh = await apiOn(database, { CONFIG_KEYRING_FILE: ringFile(NEW) });
+    expect(await keysCommand(database, 'rewrap', newest)).toContain('keys:rewrap: 0 data keys re-wrapped');
+    expect(await events()).toBe(eventsBefore);
+    // After rotation, as after writes: no table holds a planted value, file or digest in any form.
+    const rows = await everyRow(database);
+    expect(SECRETS.flatMap(forms).filter((form) => rows.includes(form))).toEqual([]);
+
+    // An older kid alone can open nothing now, and says so at start; the newest alone serves everything.
+    await expect(apiOn(database, { CONFIG_KEYRING_FILE: ringFile(NEW) })).rejects.toThrow(
+      /4 stored data keys are wrapped under kid "newer-3" and the key ring lacks it/,
+    );
+    const fresh = await apiOn(database, { CONFIG_KEYRING_FILE: ringFile(NEWER) });
     try {
       expect(await snapshot(fresh)).toEqual(before);
     } finally {
@@ -166,15 +205,11 @@ describe('keys:encrypt-existing', () => {
     );
     expect(plain?.n).toBe(2);
 
-    const keys = new ConfigKeys(parseKeyRing(`${OLD}\n`), undefined);
-    const db = new DataSource(dataSourceOptions({ url: database.sessionUrl, poolSize: 2, applicationName: 'test' }));
-    await db.initialize();
-    try {
-      expect(await encryptExisting(db, keys)).toEqual({ layers: 1, versions: 3 });
-      expect(await encryptExisting(db, keys)).toEqual({ layers: 0, versions: 0 });
-    } finally {
-      await db.destroy();
-    }
+    // The operator's command, twice: idempotent.
+    expect(await keysCommand(database, 'encrypt-existing', ring)).toContain(
+      'keys:encrypt-existing: encrypted writes on; sealed 1 layer and 3 versions; 0 plaintext rows left',
+    );
+    expect(await keysCommand(database, 'encrypt-existing', ring)).toContain('sealed 0 layers and 0 versions');
 
     const rows = await sql<{ row: string }>(
       database,
