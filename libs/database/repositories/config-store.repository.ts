@@ -107,7 +107,7 @@ export class ConfigStoreRepository extends BaseRepository {
     address: LayerAddress,
     kinds: readonly FileKind[],
   ): Promise<{ properties: Map<string, Stored<JsonValue>>; files: StoredFile[] }> {
-    const rows = await this.rows<(PropertyRow & FileRow & { part: 'p' | 'f' })>(
+    const rows = await this.rows<PropertyRow & FileRow & { part: 'p' | 'f' }>(
       `select 'p' as part, property_key as key, property_value as value, sealed, data_key_id,
               null::varchar as kind, null::varchar as name, null::bytea as content, null::bigint as content_id,
               null::int as size
