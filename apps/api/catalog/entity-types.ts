@@ -1,4 +1,6 @@
 import type { Type } from '@nestjs/common';
+import type { Principal } from '#token-binding';
+import type { ResourceName } from '../common/access-checks.js';
 import {
   ENTITY_TABLES,
   ENTITY_TYPE_NAMES,
@@ -72,3 +74,16 @@ const DEFINITIONS: { readonly [K in EntityTypeName]: EntityTypeDefinition } = {
 
 /** Every taggable entity type, in the order of ENTITY_TABLES. */
 export const ENTITY_TYPES: readonly EntityTypeDefinition[] = ENTITY_TYPE_NAMES.map((name) => DEFINITIONS[name]);
+
+/** Who wrote, when, and the version that write makes. */
+export function written(
+  principal: Principal,
+  aggregateVersion: number,
+): Pick<TaggableEntity, 'updateUser' | 'updateTs' | 'aggregateVersion'> {
+  return { updateUser: principal.subject, updateTs: new Date(), aggregateVersion };
+}
+
+/** How answers name the type's entities: `schema` and `schemaId`. */
+export function nameOf(def: EntityTypeDefinition): ResourceName {
+  return { kind: def.entityType, idField: def.idField };
+}

@@ -5,8 +5,9 @@ import type { Principal } from '#token-binding';
 import { writableRow } from '../common/access-checks.js';
 import { linkEvents } from '../events/change-events.js';
 import type { TagBatchOperationDto } from './dto/tag-batch.dto.js';
-import { EntitiesService, knownTags, nameOf, tagChange, written, type RequestedTags } from './entities.service.js';
-import { ENTITY_TYPES, type EntityTypeDefinition } from './entity-types.js';
+import { EntitiesService } from './entities.service.js';
+import { knownTags, tagChange, type RequestedTags } from './tag-links.js';
+import { ENTITY_TYPES, nameOf, written, type EntityTypeDefinition } from './entity-types.js';
 import { sortedIds } from './entity.view.js';
 import type { TagBatchResultView, TagBatchView } from './tag-batch.view.js';
 
