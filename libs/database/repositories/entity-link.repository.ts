@@ -4,35 +4,17 @@ import { DataSource, type SelectQueryBuilder } from 'typeorm';
 import type { EntityTable } from '../entities/entity-tables.js';
 import { EntityTag } from '../entities/entity-tag.entity.js';
 import { Tag } from '../entities/tag.entity.js';
-import { BaseRepository, bind, visibilityCondition, whereVisible, type HostVisibility } from '../repository.js';
+import { BaseRepository, whereVisible, type HostVisibility } from '../repository.js';
+import {
+  applyBatchStatement,
+  detachTagStatements,
+  lockEntitiesStatement,
+  visibleLinks,
+  type LinkBatch,
+  type LockedEntity,
+} from './entity-link.sql.js';
 
-/** An entity a batch holds (`lockEntities`): its host and its version when locked. */
-export interface LockedEntity {
-  readonly entityType: string;
-  readonly entityId: string;
-  readonly hostId: string | null;
-  readonly aggregateVersion: number;
-}
-
-/** One link of a batch's changes (links added also carry their entity's host). */
-interface BatchLink {
-  readonly entityType: string;
-  readonly entityId: string;
-  readonly tagId: string;
-}
-
-/** A batch's net changes (`applyBatch`): links removed and added, and the entities' new versions. */
-export interface LinkBatch {
-  readonly removed: readonly BatchLink[];
-  readonly added: readonly (BatchLink & { readonly entityHostId: string | null })[];
-  readonly versions: readonly {
-    readonly entityType: string;
-    readonly entityId: string;
-    readonly aggregateVersion: number;
-    readonly updateUser: string | null;
-    readonly updateTs: Date;
-  }[];
-}
+export type { LinkBatch, LockedEntity } from './entity-link.sql.js';
 
 /**
  * The links between entities of any type and tags (`entity_tag`). `entity_id` is polymorphic and has no
@@ -91,38 +73,13 @@ export class EntityLinkRepository extends BaseRepository {
     audit: { readonly updateUser: string | null; readonly updateTs: Date },
   ): Promise<{ entityType: string; entityId: string; hostId: string | null }[]> {
     if (tables.length === 0) return [];
-    const named = tables.map((table, i) => {
-      const { name, id } = this.tableOf(table);
-      return { alias: `t${i}`, n: i, table: name, id };
-    });
-    const types = tables.map((table) => table.entityType);
-    // In id order within each type, types in a fixed order: concurrent deletions of tags lock shared entities alike.
-    const locks = named.map(
-      ({ alias, n, table, id }) =>
-        `${alias} as (select e.${id} from ${table} e
-           where e.${id} in (select entity_id from entity_tag where tag_id = $1 and entity_type = $${n + 2})
-           order by e.${id} for update of e)`,
+    const { lock, remove } = detachTagStatements(
+      tables.map((table) => ({ ...this.tableOf(table), entityType: table.entityType })),
+      tagId,
+      audit,
     );
-    await this.manager.query(
-      `with ${locks.join(', ')} select ${named.map(({ alias }) => `(select count(*) from ${alias})`).join(' + ')} as n`,
-      [tagId, ...types],
-    );
-    const bumps = named.map(
-      ({ alias, n, table, id }) =>
-        `${alias} as (update ${table} e set update_user = $2, update_ts = $3, aggregate_version = e.aggregate_version + 1
-           from gone g where g.entity_type = $${n + 4} and e.${id} = g.entity_id
-           returning g.entity_type, g.entity_id, e.host_id)`,
-    );
-    return this.manager.query<{ entityType: string; entityId: string; hostId: string | null }[]>(
-      `with gone as (
-         delete from entity_tag where tag_id = $1 and entity_type = any($${types.length + 4}::varchar[])
-         returning entity_type, entity_id
-       ), ${bumps.join(', ')}
-       select entity_type as "entityType", entity_id as "entityId", host_id as "hostId"
-       from (${named.map(({ alias }) => `select * from ${alias}`).join(' union all ')}) u
-       order by entity_type, entity_id`,
-      [tagId, audit.updateUser, audit.updateTs, ...types, types],
-    );
+    await this.manager.query(...lock);
+    return this.manager.query<{ entityType: string; entityId: string; hostId: string | null }[]>(...remove);
   }
 
   /**
@@ -136,18 +93,10 @@ export class EntityLinkRepository extends BaseRepository {
   ): Promise<LockedEntity[]> {
     const present = tables.filter(({ ids }) => ids.length > 0);
     if (present.length === 0) return [];
-    const locks = present.map(({ table }, i) => {
-      const { name, id } = this.tableOf(table);
-      return `t${i} as (select $${2 * i + 1}::varchar as entity_type, e.${id} as entity_id, e.host_id,
-        e.aggregate_version from ${name} e where e.${id} = any($${2 * i + 2}::varchar[]) order by e.${id} for update of e)`;
-    });
-    return this.manager.query<LockedEntity[]>(
-      `with ${locks.join(', ')}
-       select entity_type as "entityType", entity_id as "entityId", host_id as "hostId",
-         aggregate_version as "aggregateVersion"
-       from (${present.map((_, i) => `select * from t${i}`).join(' union all ')}) u`,
-      present.flatMap(({ table, ids }) => [table.entityType, ids]),
+    const statement = lockEntitiesStatement(
+      present.map(({ table, ids }) => ({ ...this.tableOf(table), entityType: table.entityType, ids })),
     );
+    return this.manager.query<LockedEntity[]>(...statement);
   }
 
   /**
@@ -175,35 +124,11 @@ export class EntityLinkRepository extends BaseRepository {
    * is both removed and added and none added exists already.
    */
   async applyBatch(tables: readonly EntityTable[], changes: LinkBatch): Promise<void> {
-    const parameters: unknown[] = [];
-    const column = <T>(rows: readonly T[], pick: (row: T) => unknown, type: string): string =>
-      `${bind(parameters, rows.map(pick))}::${type}[]`;
-    const parts: string[] = [];
-    const { removed, added, versions } = changes;
-    if (removed.length > 0) {
-      parts.push(`gone as (delete from entity_tag where (entity_type, entity_id, tag_id) in (select * from unnest(
-        ${column(removed, (l) => l.entityType, 'varchar')}, ${column(removed, (l) => l.entityId, 'varchar')},
-        ${column(removed, (l) => l.tagId, 'varchar')})))`);
-    }
-    if (added.length > 0) {
-      parts.push(`made as (insert into entity_tag (entity_type, entity_id, entity_host_id, tag_id) select * from unnest(
-        ${column(added, (l) => l.entityType, 'varchar')}, ${column(added, (l) => l.entityId, 'varchar')},
-        ${column(added, (l) => l.entityHostId, 'varchar')}, ${column(added, (l) => l.tagId, 'varchar')}))`);
-    }
-    tables.forEach((table, i) => {
-      const rows = versions.filter((v) => v.entityType === table.entityType);
-      if (rows.length === 0) return;
-      const { name, id } = this.tableOf(table);
-      parts.push(`v${i} as (update ${name} e set update_user = v.update_user, update_ts = v.update_ts,
-          aggregate_version = v.aggregate_version
-        from unnest(${column(rows, (r) => r.entityId, 'varchar')}, ${column(rows, (r) => r.aggregateVersion, 'int')},
-          ${column(rows, (r) => r.updateUser, 'varchar')}, ${column(rows, (r) => r.updateTs, 'timestamptz')})
-          as v(entity_id, aggregate_version, update_user, update_ts)
-        where e.${id} = v.entity_id)`);
-    });
-    if (parts.length === 0) return;
-    // A SELECT at the top, so the driver answers rows; data-modifying CTEs run to completion regardless.
-    await this.manager.query(`with ${parts.join(', ')} select 1`, parameters);
+    const statement = applyBatchStatement(
+      tables.map((table) => ({ ...this.tableOf(table), entityType: table.entityType })),
+      changes,
+    );
+    if (statement !== undefined) await this.manager.query(...statement);
   }
 
   /** The table's name and id column, from TypeORM's metadata. */
@@ -310,7 +235,7 @@ export class EntityLinkRepository extends BaseRepository {
   ): Promise<Map<string, Map<string, number>>> {
     const byTag = new Map<string, Map<string, number>>();
     if (tagIds.length === 0) return byTag;
-    const { sql, parameters } = this.visibleLinks(tables, visibility, 'et.tag_id = any($1::varchar[])', [tagIds]);
+    const { sql, parameters } = visibleLinks(tables, visibility, 'et.tag_id = any($1::varchar[])', [tagIds]);
     const rows = await this.manager.query<{ tag_id: string; entity_type: string; n: number }[]>(
       `select l.tag_id, l.entity_type, count(*)::int as n from (${sql}) l group by l.tag_id, l.entity_type`,
       parameters,
@@ -337,7 +262,7 @@ export class EntityLinkRepository extends BaseRepository {
     limit: number,
   ): { page: [string, unknown[]]; count: [string, unknown[]] } {
     const types = entityType === undefined ? tables : tables.filter((t) => t.entityType === entityType);
-    const { sql, parameters } = this.visibleLinks(types, visibility, 'et.tag_id = $1', [tagId]);
+    const { sql, parameters } = visibleLinks(types, visibility, 'et.tag_id = $1', [tagId]);
     const n = parameters.length;
     return {
       page: [
@@ -363,29 +288,5 @@ export class EntityLinkRepository extends BaseRepository {
       this.manager.query<{ total: number }[]>(...count),
     ]);
     return { total: counted[0]?.total ?? 0, entities };
-  }
-
-  /**
-   * The links (`tag_id`, `entity_type`, `entity_id`) matching `where` whose entity is of one of `tables`
-   * and visible under `visibility`, decided on the link itself (`entity_host_id`, kept equal to the entity's host):
-   * one scan of ix_entity_tag_tag, which includes the host. `parameters` starts with `first` ($1...).
-   */
-  private visibleLinks(
-    tables: readonly EntityTable[],
-    visibility: HostVisibility,
-    where: string,
-    first: readonly unknown[],
-  ): { sql: string; parameters: unknown[] } {
-    const parameters: unknown[] = [...first];
-    const types = tables.map((t) => t.entityType);
-    // One type as an equality: PostgreSQL 15 applies `= any` on the index's second column as a mere filter.
-    const type =
-      types.length === 1 ? `= ${bind(parameters, types[0])}` : `= any(${bind(parameters, types)}::varchar[])`;
-    const visible = visibilityCondition(visibility, 'et.entity_host_id', parameters);
-    return {
-      sql: `select et.tag_id, et.entity_type, et.entity_id from entity_tag et
-        where ${where} and et.entity_type ${type} ${visible}`,
-      parameters,
-    };
   }
 }

@@ -1,0 +1,155 @@
+import { bind, visibilityCondition, type HostVisibility } from '../repository.js';
+
+/** An entity a batch holds (`lockEntities`): its host and its version when locked. */
+export interface LockedEntity {
+  readonly entityType: string;
+  readonly entityId: string;
+  readonly hostId: string | null;
+  readonly aggregateVersion: number;
+}
+
+/** One link of a batch's changes (links added also carry their entity's host). */
+interface BatchLink {
+  readonly entityType: string;
+  readonly entityId: string;
+  readonly tagId: string;
+}
+
+/** A batch's net changes (`applyBatch`): links removed and added, and the entities' new versions. */
+export interface LinkBatch {
+  readonly removed: readonly BatchLink[];
+  readonly added: readonly (BatchLink & { readonly entityHostId: string | null })[];
+  readonly versions: readonly {
+    readonly entityType: string;
+    readonly entityId: string;
+    readonly aggregateVersion: number;
+    readonly updateUser: string | null;
+    readonly updateTs: Date;
+  }[];
+}
+
+/** An entity table as a statement names it. */
+export interface NamedTable {
+  readonly entityType: string;
+  /** The table's name. */
+  readonly name: string;
+  /** Its id column. */
+  readonly id: string;
+}
+
+/** A statement and its parameters, as `manager.query` takes them. */
+export type Statement = [string, unknown[]];
+
+/**
+ * `detachTag`'s two statements: `lock` locks the entities linked to the tag, in id order within each type and
+ * types in a fixed order (concurrent deletions of tags lock shared entities alike); `remove` removes the links
+ * and bumps exactly the entities they belonged to, answering them by type then id.
+ */
+export function detachTagStatements(
+  tables: readonly NamedTable[],
+  tagId: string,
+  audit: { readonly updateUser: string | null; readonly updateTs: Date },
+): { lock: Statement; remove: Statement } {
+  const named = tables.map((table, i) => ({ alias: `t${i}`, n: i, table: table.name, id: table.id }));
+  const types = tables.map((table) => table.entityType);
+  const locks = named.map(
+    ({ alias, n, table, id }) =>
+      `${alias} as (select e.${id} from ${table} e
+         where e.${id} in (select entity_id from entity_tag where tag_id = $1 and entity_type = $${n + 2})
+         order by e.${id} for update of e)`,
+  );
+  const bumps = named.map(
+    ({ alias, n, table, id }) =>
+      `${alias} as (update ${table} e set update_user = $2, update_ts = $3, aggregate_version = e.aggregate_version + 1
+         from gone g where g.entity_type = $${n + 4} and e.${id} = g.entity_id
+         returning g.entity_type, g.entity_id, e.host_id)`,
+  );
+  return {
+    lock: [
+      `with ${locks.join(', ')} select ${named.map(({ alias }) => `(select count(*) from ${alias})`).join(' + ')} as n`,
+      [tagId, ...types],
+    ],
+    remove: [
+      `with gone as (
+         delete from entity_tag where tag_id = $1 and entity_type = any($${types.length + 4}::varchar[])
+         returning entity_type, entity_id
+       ), ${bumps.join(', ')}
+       select entity_type as "entityType", entity_id as "entityId", host_id as "hostId"
+       from (${named.map(({ alias }) => `select * from ${alias}`).join(' union all ')}) u
+       order by entity_type, entity_id`,
+      [tagId, audit.updateUser, audit.updateTs, ...types, types],
+    ],
+  };
+}
+
+/** `lockEntities`' statement: each table's existing entities among its ids, locked in id order. */
+export function lockEntitiesStatement(
+  tables: readonly (NamedTable & { readonly ids: readonly string[] })[],
+): Statement {
+  const locks = tables.map(({ name, id }, i) => {
+    return `t${i} as (select $${2 * i + 1}::varchar as entity_type, e.${id} as entity_id, e.host_id,
+      e.aggregate_version from ${name} e where e.${id} = any($${2 * i + 2}::varchar[]) order by e.${id} for update of e)`;
+  });
+  return [
+    `with ${locks.join(', ')}
+     select entity_type as "entityType", entity_id as "entityId", host_id as "hostId",
+       aggregate_version as "aggregateVersion"
+     from (${tables.map((_, i) => `select * from t${i}`).join(' union all ')}) u`,
+    tables.flatMap(({ entityType, ids }) => [entityType, ids]),
+  ];
+}
+
+/** `applyBatch`'s one statement, or undefined when the batch changes nothing. */
+export function applyBatchStatement(tables: readonly NamedTable[], changes: LinkBatch): Statement | undefined {
+  const parameters: unknown[] = [];
+  const column = <T>(rows: readonly T[], pick: (row: T) => unknown, type: string): string =>
+    `${bind(parameters, rows.map(pick))}::${type}[]`;
+  const parts: string[] = [];
+  const { removed, added, versions } = changes;
+  if (removed.length > 0) {
+    parts.push(`gone as (delete from entity_tag where (entity_type, entity_id, tag_id) in (select * from unnest(
+      ${column(removed, (l) => l.entityType, 'varchar')}, ${column(removed, (l) => l.entityId, 'varchar')},
+      ${column(removed, (l) => l.tagId, 'varchar')})))`);
+  }
+  if (added.length > 0) {
+    parts.push(`made as (insert into entity_tag (entity_type, entity_id, entity_host_id, tag_id) select * from unnest(
+      ${column(added, (l) => l.entityType, 'varchar')}, ${column(added, (l) => l.entityId, 'varchar')},
+      ${column(added, (l) => l.entityHostId, 'varchar')}, ${column(added, (l) => l.tagId, 'varchar')}))`);
+  }
+  tables.forEach(({ entityType, name, id }, i) => {
+    const rows = versions.filter((v) => v.entityType === entityType);
+    if (rows.length === 0) return;
+    parts.push(`v${i} as (update ${name} e set update_user = v.update_user, update_ts = v.update_ts,
+        aggregate_version = v.aggregate_version
+      from unnest(${column(rows, (r) => r.entityId, 'varchar')}, ${column(rows, (r) => r.aggregateVersion, 'int')},
+        ${column(rows, (r) => r.updateUser, 'varchar')}, ${column(rows, (r) => r.updateTs, 'timestamptz')})
+        as v(entity_id, aggregate_version, update_user, update_ts)
+      where e.${id} = v.entity_id)`);
+  });
+  if (parts.length === 0) return undefined;
+  // A SELECT at the top, so the driver answers rows; data-modifying CTEs run to completion regardless.
+  return [`with ${parts.join(', ')} select 1`, parameters];
+}
+
+/**
+ * The links (`tag_id`, `entity_type`, `entity_id`) matching `where` whose entity is of one of `tables`
+ * and visible under `visibility`, decided on the link itself (`entity_host_id`, kept equal to the entity's host):
+ * one scan of ix_entity_tag_tag, which includes the host. `parameters` starts with `first` ($1...).
+ */
+export function visibleLinks(
+  tables: readonly Pick<NamedTable, 'entityType'>[],
+  visibility: HostVisibility,
+  where: string,
+  first: readonly unknown[],
+): { sql: string; parameters: unknown[] } {
+  const parameters: unknown[] = [...first];
+  const types = tables.map((t) => t.entityType);
+  // One type as an equality: PostgreSQL 15 applies `= any` on the index's second column as a mere filter.
+  const type = types.length === 1 ? `= ${bind(parameters, types[0])}` : `= any(${bind(parameters, types)}::varchar[])`;
+  const visible = visibilityCondition(visibility, 'et.entity_host_id', parameters);
+  return {
+    sql: `select et.tag_id, et.entity_type, et.entity_id from entity_tag et
+      where ${where} and et.entity_type ${type} ${visible}`,
+    parameters,
+  };
+}
