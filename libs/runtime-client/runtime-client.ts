@@ -1,97 +1,31 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { WebSocket } from 'ws';
-import type { RuntimeIdentity } from './claims.js';
-import { configDiff, type ConfigChange, type ConfigChangeListener, type ConfigLayerAddress } from './config-change.js';
+import type { ConfigChangeListener } from './config-change.js';
+import { ConfigReader, RuntimeRequestError } from './config-reader.js';
+import { Discovery } from './discovery.js';
+import { JsonRpcCalls, type JsonRpcMessage } from './json-rpc-calls.js';
 import { causeOf, type RuntimeClientActivity, type RuntimeClientEvent } from './events.js';
-import { InstanceMetadata, type MetadataUpdate, type RuntimeInstance } from './instance-metadata.js';
+import { InstanceMetadata, type MetadataUpdate } from './instance-metadata.js';
 import { TokenSource } from './token-source.js';
 
-export interface RuntimeClientOptions extends RuntimeIdentity {
-  readonly tokenEndpoint: string;
-  readonly clientId: string;
-  readonly clientSecret: string;
-  /** Base URL of the api (config server), e.g. `http://localhost:8080`. */
-  readonly apiUrl: string;
-  /** Base URL of the controller, e.g. `ws://localhost:8081`. */
-  readonly controllerUrl: string;
-  readonly productId?: string;
-  readonly productVersion?: string;
-  readonly instance?: RuntimeInstance;
-  readonly scope?: string;
-  /** Longest wait between reconnect attempts (default 30 s). */
-  readonly maxBackoffMs?: number;
-  /** Called with what the client does in the background (reconnects, refreshes); silent by default. */
-  readonly onEvent?: (event: RuntimeClientEvent) => void;
-  readonly fetch?: typeof fetch;
-}
+import {
+  backoffDelay,
+  type DiscoveryFilter,
+  type DiscoverySubscription,
+  type LookupResult,
+  type RuntimeClientOptions,
+} from './client-types.js';
 
+export { isPlainFileName, RuntimeRequestError } from './config-reader.js';
+export {
+  backoffDelay,
+  type DiscoveryFilter,
+  type DiscoverySubscription,
+  type LookupResult,
+  type RuntimeClientOptions,
+} from './client-types.js';
 export type { RuntimeClientEvent } from './events.js';
 export type { MetadataUpdate, RuntimeInstance } from './instance-metadata.js';
 export { configDiff, type ConfigChange, type ConfigChangeListener, type ConfigLayerAddress } from './config-change.js';
-
-export interface LookupResult {
-  readonly serviceId: string;
-  readonly envTag: string | null;
-  readonly nodes: readonly Record<string, unknown>[];
-}
-
-/** A config-server or controller answer that was not a success. */
-export class RuntimeRequestError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'RuntimeRequestError';
-  }
-}
-
-interface Cached {
-  readonly etag: string;
-  readonly body: unknown;
-}
-
-function discoveryParams(serviceId: string, filter: DiscoveryFilter): Record<string, string> {
-  const params: Record<string, string> = { serviceId };
-  if (filter.envTag !== undefined) params.envTag = filter.envTag;
-  if (filter.protocol !== undefined) params.protocol = filter.protocol;
-  return params;
-}
-
-/** A plain file name: no path separator, no `..`, no control characters (DESIGN 11). */
-export function isPlainFileName(name: string): boolean {
-  // eslint-disable-next-line no-control-regex
-  return name !== '' && name !== '.' && !name.includes('..') && !/[/\\\u0000-\u001f\u007f]/.test(name);
-}
-
-/** Full jitter over an exponential backoff capped at `capMs`. */
-export function backoffDelay(attempt: number, capMs: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(capMs, 500 * 2 ** Math.min(attempt, 16));
-  return Math.floor(ceiling / 2 + random() * (ceiling / 2));
-}
-
-type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
-
-/** Optional filters of `lookup()` and `subscribe()`; omitted ones match every value. */
-export interface DiscoveryFilter {
-  readonly envTag?: string;
-  readonly protocol?: string;
-}
-
-/** A `subscribe()` that lasts across reconnects until `unsubscribe()` or `close()`. */
-export interface DiscoverySubscription {
-  unsubscribe(): Promise<void>;
-}
-
-type ConfigTrigger = ConfigChange['cause'];
-
-interface Watch {
-  readonly params: Readonly<Record<string, string>>;
-  readonly onChange: (nodes: LookupResult) => void;
-  /** The id on the current socket; a reconnect subscribes again and gets a new one. */
-  subscriptionId: string | undefined;
-}
 
 /**
  * What a runtime service imports to bootstrap itself (DESIGN 11): a token of the right profile first,
@@ -99,12 +33,10 @@ interface Watch {
  */
 export class RuntimeClient {
   private readonly tokens: TokenSource;
-  private readonly cache = new Map<string, Cached>();
   private readonly fetchImpl: typeof fetch;
   private readonly metadata: InstanceMetadata;
   private socket: WebSocket | undefined;
-  private nextId = 1;
-  private readonly pending = new Map<number, Pending>();
+  private readonly calls = new JsonRpcCalls();
   private runtimeInstanceId: string | undefined;
   private closed = false;
   private attempt = 0;
@@ -112,13 +44,8 @@ export class RuntimeClient {
   private lostAt: number | undefined;
   private refreshTimer: NodeJS.Timeout | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
-  private readonly watches = new Set<Watch>();
-  private readonly configListeners = new Set<ConfigChangeListener>();
-  /** The config the listeners last saw (their baseline); undefined until `onConfigChange` read it. */
-  private configSeen: Record<string, unknown> | undefined;
-  /** A re-read is running; `configAgain` holds the latest trigger that arrived meanwhile. */
-  private configReading = false;
-  private configAgain: ConfigTrigger | undefined;
+  private readonly discovery = new Discovery((method, params) => this.call(method, params));
+  private readonly configs: ConfigReader;
 
   private constructor(private readonly options: RuntimeClientOptions) {
     this.fetchImpl = options.fetch ?? fetch;
@@ -131,6 +58,9 @@ export class RuntimeClient {
       scope: options.scope,
       fetch: this.fetchImpl,
     });
+    this.configs = new ConfigReader(options, this.tokens, this.fetchImpl, (error) =>
+      this.fail('config re-read', error),
+    );
   }
 
   /** Token setup: fails with RuntimeTokenError (naming the claim) before any other request is made. */
@@ -146,94 +76,25 @@ export class RuntimeClient {
   }
 
   config(): Promise<Record<string, unknown>> {
-    return this.read('configs') as Promise<Record<string, unknown>>;
+    return this.configs.config();
   }
 
   certs(): Promise<Record<string, string>> {
-    return this.read('certs') as Promise<Record<string, string>>;
+    return this.configs.certs();
   }
 
   files(): Promise<Record<string, string>> {
-    return this.read('files') as Promise<Record<string, string>>;
+    return this.configs.files();
   }
 
-  /**
-   * `callback` gets the new config and the keys that changed each time it changes (DESIGN 14): on every
-   * `config/changed` from the controller, and after every reconnect (a change made while disconnected is
-   * noticed then), the client reads its config again with its ETag; an unchanged config calls nothing.
-   * Resolves once the current config is read as the baseline. Returns a function that removes `callback`.
-   */
-  async onConfigChange(callback: ConfigChangeListener): Promise<() => void> {
-    this.configListeners.add(callback);
-    if (this.configSeen === undefined) {
-      try {
-        this.configSeen = await this.config();
-      } catch (error) {
-        this.configListeners.delete(callback);
-        throw error;
-      }
-    }
-    return () => this.configListeners.delete(callback);
+  /** See `ConfigReader.onConfigChange` (DESIGN 14). */
+  onConfigChange(callback: ConfigChangeListener): Promise<() => void> {
+    return this.configs.onConfigChange(callback);
   }
 
-  /** Reads the config again and tells the listeners what changed; one read at a time, the latest trigger last. */
-  private reloadConfig(cause: ConfigTrigger): void {
-    if (this.configListeners.size === 0 || this.configSeen === undefined) return;
-    if (this.configReading) {
-      this.configAgain = cause;
-      return;
-    }
-    this.configReading = true;
-    void this.config()
-      .then((values) => {
-        const before = this.configSeen ?? {};
-        this.configSeen = values;
-        const diff = configDiff(before, values);
-        if (diff.added.length + diff.changed.length + diff.removed.length === 0) return;
-        for (const listener of this.configListeners) listener({ values, ...diff, cause });
-      })
-      .catch((error: unknown) => this.fail('config re-read', error))
-      .finally(() => {
-        this.configReading = false;
-        const again = this.configAgain;
-        this.configAgain = undefined;
-        if (again !== undefined) this.reloadConfig(again);
-      });
-  }
-
-  /** Writes the config server's files (or certs) into `dir`; any name that is not plain is refused first. */
-  async writeFiles(dir: string, kind: 'files' | 'certs' = 'files'): Promise<string[]> {
-    const files = kind === 'files' ? await this.files() : await this.certs();
-    const names = Object.keys(files);
-    const bad = names.find((name) => !isPlainFileName(name));
-    if (bad !== undefined)
-      throw new RuntimeRequestError(0, `refusing to write file ${JSON.stringify(bad)}: not a plain name`);
-    await mkdir(dir, { recursive: true });
-    for (const name of names) await writeFile(join(dir, name), Buffer.from(files[name] ?? '', 'base64'));
-    return names;
-  }
-
-  private async read(kind: 'configs' | 'certs' | 'files'): Promise<unknown> {
-    const { host, serviceId, envTag, productId, productVersion } = this.options;
-    const query = new URLSearchParams({ host, serviceId });
-    if (envTag !== undefined && envTag !== '') query.set('envTag', envTag);
-    if (productId !== undefined) query.set('productId', productId);
-    if (productVersion !== undefined) query.set('productVersion', productVersion);
-    const url = `${this.options.apiUrl.replace(/\/$/, '')}/config-server/${kind}?${query.toString()}`;
-    const cached = this.cache.get(url);
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${await this.tokens.token()}`,
-      accept: 'application/json',
-    };
-    if (cached !== undefined) headers['if-none-match'] = cached.etag;
-    const response = await this.fetchImpl(url, { headers, signal: AbortSignal.timeout(10_000) });
-    if (response.status === 304 && cached !== undefined) return cached.body;
-    if (!response.ok)
-      throw new RuntimeRequestError(response.status, `${kind}: HTTP ${response.status} ${await response.text()}`);
-    const body: unknown = await response.json();
-    const etag = response.headers.get('etag');
-    if (etag !== null) this.cache.set(url, { etag, body });
-    return body;
+  /** See `ConfigReader.writeFiles`. */
+  writeFiles(dir: string, kind: 'files' | 'certs' = 'files'): Promise<string[]> {
+    return this.configs.writeFiles(dir, kind);
   }
 
   /** Opens the controller socket and registers; on a lost connection it reconnects and registers again. */
@@ -252,45 +113,16 @@ export class RuntimeClient {
   }
 
   lookup(serviceId: string, filter: DiscoveryFilter = {}): Promise<LookupResult> {
-    return this.call('discovery/lookup', discoveryParams(serviceId, filter)) as Promise<LookupResult>;
+    return this.discovery.lookup(serviceId, filter);
   }
 
-  /**
-   * `discovery/subscribe` (DESIGN 8): `onChange` gets the current node set now and the whole new set on
-   * every change, on any controller replica. After a reconnect the client subscribes again and `onChange`
-   * gets the set as it is then, so nothing that happened while disconnected is missed. Needs `register()`.
-   */
-  async subscribe(
+  /** See `Discovery.subscribe` (DESIGN 8). Needs `register()`. */
+  subscribe(
     serviceId: string,
     onChange: (nodes: LookupResult) => void,
     filter: DiscoveryFilter = {},
   ): Promise<DiscoverySubscription> {
-    const watch: Watch = { params: discoveryParams(serviceId, filter), onChange, subscriptionId: undefined };
-    this.watches.add(watch);
-    try {
-      await this.watch(watch);
-    } catch (error) {
-      this.watches.delete(watch);
-      throw error;
-    }
-    return {
-      unsubscribe: async () => {
-        this.watches.delete(watch);
-        const subscriptionId = watch.subscriptionId;
-        watch.subscriptionId = undefined;
-        if (subscriptionId !== undefined) {
-          await this.call('discovery/unsubscribe', { subscriptionId }).catch(() => undefined);
-        }
-      },
-    };
-  }
-
-  private async watch(watch: Watch): Promise<void> {
-    const { subscriptionId, ...result } = (await this.call('discovery/subscribe', watch.params)) as LookupResult & {
-      subscriptionId: string;
-    };
-    watch.subscriptionId = subscriptionId;
-    watch.onChange(result);
+    return this.discovery.subscribe(serviceId, onChange, filter);
   }
 
   /**
@@ -368,11 +200,9 @@ export class RuntimeClient {
       socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'service/update_metadata', params: updates }));
     }
     // Subscriptions belong to a socket: a new socket needs them again.
-    for (const watch of this.watches) {
-      await this.watch(watch).catch((error: unknown) => this.fail('subscribe', error));
-    }
+    await this.discovery.resubscribe((error) => this.fail('subscribe', error));
     // Pushes sent while the socket was down are lost: what changed meanwhile is read now.
-    if (reconnect !== undefined) this.reloadConfig({ type: 'reconnected' });
+    if (reconnect !== undefined) this.configs.reload({ type: 'reconnected' });
   }
 
   /** Sends `session/refresh` with a renewed token before the socket's token expires (DESIGN 8). */
@@ -400,66 +230,26 @@ export class RuntimeClient {
   }
 
   private call(method: string, params: Record<string, unknown>): Promise<unknown> {
-    const socket = this.socket;
-    if (socket === undefined || socket.readyState !== WebSocket.OPEN) {
-      return Promise.reject(new RuntimeRequestError(0, 'not connected to the controller'));
-    }
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
-    });
+    return this.calls.send(this.socket, method, params);
   }
 
   private onMessage(text: string): void {
-    let message: {
-      id?: unknown;
-      method?: unknown;
-      params?: unknown;
-      result?: unknown;
-      error?: { code: number; message: string; data?: { status?: number } };
-    };
+    let message: JsonRpcMessage;
     try {
-      message = JSON.parse(text) as typeof message;
+      message = JSON.parse(text) as JsonRpcMessage;
     } catch {
       return;
     }
-    if (message.method === 'discovery/changed') return this.changed(message.params);
-    if (message.method === 'config/changed') return this.configChanged(message.params);
-    if (typeof message.id !== 'number') return;
-    const pending = this.pending.get(message.id);
-    if (pending === undefined) return;
-    this.pending.delete(message.id);
-    if (message.error !== undefined) {
-      pending.reject(
-        new RuntimeRequestError(message.error.data?.status ?? 0, `${message.error.code} ${message.error.message}`),
-      );
-    } else {
-      pending.resolve(message.result);
-    }
-  }
-
-  private changed(params: unknown): void {
-    if (typeof params !== 'object' || params === null) return;
-    const { subscriptionId, ...result } = params as LookupResult & { subscriptionId?: unknown };
-    for (const watch of this.watches) {
-      if (watch.subscriptionId !== undefined && watch.subscriptionId === subscriptionId) watch.onChange(result);
-    }
-  }
-
-  private configChanged(params: unknown): void {
-    if (typeof params !== 'object' || params === null) return;
-    const { layer, version } = params as { layer?: ConfigLayerAddress; version?: unknown };
-    if (typeof layer !== 'object' || layer === null) return;
-    this.reloadConfig({ type: 'pushed', layer, version: typeof version === 'number' ? version : null });
+    if (message.method === 'discovery/changed') return this.discovery.changed(message.params);
+    if (message.method === 'config/changed') return this.configs.pushed(message.params);
+    this.calls.settle(message);
   }
 
   private onClose(socket: WebSocket, code: number, reason: string): void {
     if (socket !== this.socket) return;
-    for (const watch of this.watches) watch.subscriptionId = undefined;
+    this.discovery.detach();
     clearTimeout(this.refreshTimer);
-    for (const pending of this.pending.values()) pending.reject(new RuntimeRequestError(0, `socket closed ${code}`));
-    this.pending.clear();
+    this.calls.rejectAll(new RuntimeRequestError(0, `socket closed ${code}`));
     this.lostAt ??= Date.now();
     this.emit({ type: 'disconnected', code, reason });
     if (!this.closed) this.scheduleReconnect();
