@@ -5,7 +5,7 @@ export { DatabaseModule, assertSessionUrl, type DatabaseModuleOptions } from './
 export { startEmbeddedPostgres, type EmbeddedServer, type EmbeddedOptions } from './embedded.js';
 export * from './entities/index.js';
 export { queryObserver } from './query-observer.js';
-export { DuplicateKeyError, Tx, UnitOfWork, type HostVisibility } from './repository.js';
+export { afterCommit, DuplicateKeyError, Tx, UnitOfWork, type HostVisibility } from './repository.js';
 export * from './repositories/index.js';
 export { resolveDatabase, type ResolvedDatabase } from './resolve-url.js';
 export { propertyChange, sameJson } from './property-change.js';

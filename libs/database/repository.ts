@@ -7,7 +7,7 @@ import { uniqueViolation } from './pg-errors.js';
 const MANAGERS = new WeakMap<Tx, EntityManager>();
 const AFTER_COMMIT = new WeakMap<Tx, (() => void)[]>();
 
-/** Runs `callback` once `tx` has committed (never when it rolls back); repositories use it for side effects. */
+/** Runs `callback` once `tx` has committed (never when it rolls back): side effects and caches of what it wrote. */
 export function afterCommit(tx: Tx, callback: () => void): void {
   const callbacks = AFTER_COMMIT.get(tx);
   if (callbacks === undefined) throw new Error('not a transaction of UnitOfWork.run');

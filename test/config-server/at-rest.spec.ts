@@ -105,17 +105,21 @@ describe('secrets at rest', () => {
     await putProperties(api, { host, serviceId: 'a' }, { 'x.secret': secret, 'x.other': 'plain' });
     await putProperties(api, { host, serviceId: 'b' }, { 'x.kept': 'ok' });
     const [source] = await db.query<{ sealed: Buffer; data_key_id: string }[]>(
-      `select p.sealed, p.data_key_id from config_property p join config_layer l using (layer_id)
+      `select p.sealed, l.data_key_id from config_property p join config_layer l using (layer_id)
         where l.host = $1 and l.service_id = 'a' and p.property_key = 'x.secret'`,
       [host],
     );
     expect(source?.sealed).toBeInstanceOf(Buffer);
-    // To another layer, same key name.
+    // To another layer, same key name, and under the same data key: only the AAD tells them apart.
     await db.query(
-      `update config_property p set sealed = $2, data_key_id = $3 from config_layer l
+      `update config_property p set sealed = $2 from config_layer l
         where l.layer_id = p.layer_id and l.host = $1 and l.service_id = 'b'`,
-      [host, source?.sealed, source?.data_key_id],
+      [host, source?.sealed],
     );
+    await db.query(`update config_layer set data_key_id = $2 where host = $1 and service_id = 'b'`, [
+      host,
+      source?.data_key_id,
+    ]);
     // To another key name of the same layer.
     await db.query(
       `update config_property p set sealed = $2 from config_layer l

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import {
+  afterCommit,
   compareKeys,
   ConfigHistoryRepository,
   ConfigStoreRepository,
@@ -39,6 +40,16 @@ export interface OpenedVersion {
 
 export const sha256Hex = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
+/** Layers whose last written content this process keeps for its next write (least recently written go first). */
+const WRITTEN_LAYERS = 1_000;
+
+/** A layer's content as a sealed write of this process left it. */
+interface WrittenContent {
+  readonly version: number;
+  readonly properties: ReadonlyMap<string, JsonValue>;
+  readonly files: StoredFiles;
+}
+
 const emptyFiles = (): Record<FileKind, Map<string, FileEntry>> => ({ cert: new Map(), file: new Map() });
 
 /** SHA-256 by name of each file, by kind. */
@@ -64,6 +75,8 @@ function withDigests(change: LayerChange, sha256: FilesByKind<string>): LayerCha
  */
 @Injectable()
 export class LayerReader {
+  private readonly written = new Map<string, WrittenContent>();
+
   constructor(
     private readonly store: ConfigStoreRepository,
     private readonly history: ConfigHistoryRepository,
@@ -84,18 +97,48 @@ export class LayerReader {
     return this.openFiles(await this.bound(this.store, tx).files(layer.layerId, layer.address, kinds));
   }
 
-  /** `properties` and `files` read in one statement, in the writer's transaction. */
+  /**
+   * `properties` and `files` read in one statement, in the writer's transaction; or, when no file is to be
+   * opened and this process wrote `version` of the layer itself, what it wrote then (no read, no decryption).
+   */
   async current(
     layer: LayerRef,
     kinds: readonly FileKind[],
     tx: Tx,
+    version?: number,
   ): Promise<{ properties: Map<string, JsonValue>; files: StoredFiles }> {
+    const written = this.written.get(layer.layerId);
+    if (kinds.length === 0 && written !== undefined && written.version === version) {
+      return {
+        properties: new Map(written.properties),
+        files: { cert: new Map(written.files.cert), file: new Map(written.files.file) },
+      };
+    }
     const stored = await this.store.in(tx).current(layer.layerId, layer.address, kinds);
     const [properties, files] = await Promise.all([
       this.vault.openJson([...stored.properties]),
       this.openFiles(stored.files),
     ]);
     return { properties: new Map(properties), files };
+  }
+
+  /**
+   * Keeps what a sealed write made version `version` of the layer, once `tx` commits (a version that rolled
+   * back is never kept): properties and file references, no file bytes. A version's content never changes
+   * (rewrap changes keys only), and any other write moves the layer on, so a kept version is current exactly
+   * when the layer's lock answers it.
+   */
+  remember(tx: Tx, layerId: string, version: number, properties: ReadonlyMap<string, JsonValue>, files: StoredFiles) {
+    const references = (kind: FileKind) =>
+      new Map([...files[kind]].map(([name, f]) => [name, { bytes: undefined, contentId: f.contentId }] as const));
+    // A file not stored yet (plaintext) has no reference to keep: the next write reads the layer.
+    if (FILE_KINDS.some((kind) => [...files[kind].values()].some((f) => f.contentId === null))) return;
+    const kept = { version, properties, files: { cert: references('cert'), file: references('file') } };
+    afterCommit(tx, () => {
+      this.written.delete(layerId);
+      if (this.written.size >= WRITTEN_LAYERS) this.written.delete(this.written.keys().next().value ?? '');
+      this.written.set(layerId, kept);
+    });
   }
 
   private async openFiles(rows: readonly StoredFile[]): Promise<StoredFiles> {

@@ -110,7 +110,7 @@ export class LayerWriter {
     const { layerId, address } = layer;
     const withFiles = touchesFiles(edits);
     // Only the kinds this write changes are opened; the others keep their stored contents as they are.
-    const { properties, files } = await this.reader.current(layer, editedKinds(edits), tx);
+    const { properties, files } = await this.reader.current(layer, editedKinds(edits), tx, layer.previous);
     const next = applyEdits(properties, files, edits);
     const { change, keys } = diff(properties, files, next.properties, next.files);
     if (layer.previous > 0 && keys.length === 0) throw new UnchangedLayer(layer.previous);
@@ -164,6 +164,7 @@ export class LayerWriter {
     );
     const { dataKeyId, ...appended } = written;
     this.vault.adopt(dataKeyId, versionKey.key);
+    this.reader.remember(tx, layerId, appended.version, next.properties, next.files);
     return {
       ...appended,
       properties: sortedRecord([...next.properties]),

@@ -1,4 +1,5 @@
-import { Check, Column, Entity, Index, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { ConfigDataKey } from './config-data-key.entity.js';
 
 /** No leading or trailing white space (a value other than null). */
 const TRIMMED = `~ '^\\S(.*\\S)?$'`;
@@ -19,6 +20,7 @@ const TRIMMED = `~ '^\\S(.*\\S)?$'`;
 @Index('ix_config_layer_product', ['host', 'productId', 'productVersion', 'envTag'], {
   where: 'product_id is not null',
 })
+@Index('ix_config_layer_data_key', ['dataKeyId'])
 export class ConfigLayer {
   /** bigint: the pg driver returns it as a string. */
   @PrimaryGeneratedColumn('identity', {
@@ -53,4 +55,16 @@ export class ConfigLayer {
   /** Moves on with every write to the layer (properties or files): its ETag. */
   @Column({ name: 'aggregate_version', type: 'integer', default: 1 })
   aggregateVersion!: number;
+
+  /** The data key its sealed properties are under: its current version's (DESIGN 17); null while plaintext. */
+  @Column({ name: 'data_key_id', type: 'bigint', nullable: true })
+  dataKeyId!: string | null;
+
+  @ManyToOne(() => ConfigDataKey)
+  @JoinColumn({
+    name: 'data_key_id',
+    referencedColumnName: 'dataKeyId',
+    foreignKeyConstraintName: 'fk_config_layer_data_key',
+  })
+  dataKey?: ConfigDataKey;
 }

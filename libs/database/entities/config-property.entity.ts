@@ -1,5 +1,4 @@
-import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { ConfigDataKey } from './config-data-key.entity.js';
+import { Check, Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { ConfigLayer } from './config-layer.entity.js';
 import type { JsonValue } from './config-types.js';
 
@@ -7,12 +6,8 @@ import type { JsonValue } from './config-types.js';
 @Entity({ name: 'config_property' })
 @Check('ck_config_property_key', `property_key ~ '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$'`)
 @Check('ck_config_property_value', `jsonb_typeof(property_value) <> 'null'`)
-// Plaintext (before `keys:encrypt-existing`) or sealed under a data key, never both (DESIGN 17).
-@Check(
-  'ck_config_property_stored',
-  '(property_value is null) <> (sealed is null) and (sealed is null) = (data_key_id is null)',
-)
-@Index('ix_config_property_data_key', ['dataKeyId'])
+// Plaintext (before `keys:encrypt-existing`) or sealed under its layer's data key, never both (DESIGN 17).
+@Check('ck_config_property_stored', '(property_value is null) <> (sealed is null)')
 export class ConfigProperty {
   @PrimaryColumn({ name: 'layer_id', type: 'bigint', primaryKeyConstraintName: 'pk_config_property' })
   layerId!: string;
@@ -23,20 +18,9 @@ export class ConfigProperty {
   @Column({ name: 'property_value', type: 'jsonb', nullable: true })
   propertyValue!: JsonValue | null;
 
-  /** The value's JSON text sealed under `dataKeyId` with the layer address and key as AAD. */
+  /** The value's JSON text sealed under the layer's `dataKeyId` with the layer address and key as AAD. */
   @Column({ name: 'sealed', type: 'bytea', nullable: true })
   sealed!: Buffer | null;
-
-  @Column({ name: 'data_key_id', type: 'bigint', nullable: true })
-  dataKeyId!: string | null;
-
-  @ManyToOne(() => ConfigDataKey)
-  @JoinColumn({
-    name: 'data_key_id',
-    referencedColumnName: 'dataKeyId',
-    foreignKeyConstraintName: 'fk_config_property_data_key',
-  })
-  dataKey?: ConfigDataKey;
 
   /** Its layer, whose deletion removes it (ON DELETE CASCADE); never loaded, the repository reads by `layerId`. */
   @ManyToOne(() => ConfigLayer, { onDelete: 'CASCADE' })

@@ -17,6 +17,7 @@ import { ConfigHistoryAppend1763700013500 } from './1763700013500-config-history
 import { ConfigHistoryLeanAppend1763700014100 } from './1763700014100-config-history-lean-append.js';
 import { ConfigPropertiesReplace1763700015000 } from './1763700015000-config-properties-replace.js';
 import { ConfigEncryption1763700016000 } from './1763700016000-config-encryption.js';
+import { ConfigLayerDataKey1763700016500 } from './1763700016500-config-layer-data-key.js';
 
 /** Every migration, oldest first; add new ones at the end. Each says its step (expand or contract). */
 export const migrations: (new () => SteppedMigration)[] = [
@@ -38,6 +39,7 @@ export const migrations: (new () => SteppedMigration)[] = [
   ConfigHistoryLeanAppend1763700014100,
   ConfigPropertiesReplace1763700015000,
   ConfigEncryption1763700016000,
+  ConfigLayerDataKey1763700016500,
 ];
 
 export type { MigrationStep, SteppedMigration } from './step.js';

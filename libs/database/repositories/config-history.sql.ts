@@ -49,7 +49,7 @@ export const PRUNE = `
 export const DROP_UNUSED_KEYS = `
   with gone as (
     delete from config_data_key d
-     where not exists (select 1 from config_property p where p.data_key_id = d.data_key_id)
+     where not exists (select 1 from config_layer l where l.data_key_id = d.data_key_id)
        and not exists (select 1 from config_layer_version v where v.data_key_id = d.data_key_id)
        and not exists (select 1 from config_file_content c where c.data_key_id = d.data_key_id)
     returning 1
@@ -58,13 +58,14 @@ export const DROP_UNUSED_KEYS = `
 
 /**
  * A sealed write of a layer ($1, by $2 for reason $3) in one statement (DESIGN 17): stores the version's
- * data key ($5 wrapped under kid $4), makes the properties exactly those of $6 (key to the value sealed
- * under it, base64), points the files of kinds $11 at the stored contents ($12 kinds, $13 names, $14 ids),
- * and appends the current `aggregate_version` with the change $7 (worked out by the api from decrypted
- * content), $6 as its properties, file references $8, its `config.changed` event naming $9 and, when
- * $10, the NOTIFY (delivered at commit). The feed's lock ($15, shared, held to commit) comes before the event's seq: the
- * event's rows are joined with `feed`, so none is projected before the lock is held.
- * Properties and files are upserted and the rest deleted, so no sub-statement touches a row another does.
+ * data key ($5 wrapped under kid $4) as the layer's, makes the properties exactly those of $6 (key to the
+ * value sealed under it, base64), points the files of kinds $11 at the stored contents ($12 kinds, $13
+ * names, $14 ids), and appends the current `aggregate_version` with the change $7 (worked out by the api
+ * from decrypted content), $6 as its properties, file references $8, its `config.changed` event naming $9
+ * and, when $10, the NOTIFY (delivered at commit). The feed's lock ($15, shared, held to commit) comes
+ * before the event's seq: the event's rows are joined with `feed`, so none is projected before the lock is
+ * held. Properties and files are upserted and the rest deleted, so no sub-statement writes a row another
+ * does; a re-sealed property changes no indexed column, so it is updated in place (HOT).
  */
 export const WRITE_SEALED = `
   with feed as materialized (
@@ -77,10 +78,11 @@ export const WRITE_SEALED = `
     delete from config_property p
      where p.layer_id = $1 and not exists (select 1 from sealed s where s.key = p.property_key)
   ), properties as (
-    insert into config_property as p (layer_id, property_key, sealed, data_key_id)
-    select $1, s.key, s.value, k.data_key_id from sealed s, data_key k
-    on conflict on constraint pk_config_property
-    do update set sealed = excluded.sealed, data_key_id = excluded.data_key_id, property_value = null
+    insert into config_property as p (layer_id, property_key, sealed)
+    select $1, s.key, s.value from sealed s
+    on conflict on constraint pk_config_property do update set sealed = excluded.sealed, property_value = null
+  ), layer_key as (
+    update config_layer l set data_key_id = k.data_key_id from data_key k where l.layer_id = $1
   ), refs as (
     select * from unnest($12::varchar[], $13::varchar[], $14::bigint[]) as r(kind, name, content_id)
   ), files_gone as (

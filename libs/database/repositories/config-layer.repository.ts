@@ -53,11 +53,11 @@ function addressWhere(address: LayerAddress): FindOptionsWhere<ConfigLayer> {
  * orders them; rows of a higher rank overwrite a lower one's key. One statement, so one snapshot.
  */
 const LAYERS_OF_REQUEST = `
-  select 2 + (l.env_tag is not null)::int as rank, l.layer_id, l.aggregate_version
+  select 2 + (l.env_tag is not null)::int as rank, l.layer_id, l.aggregate_version, l.data_key_id
     from config_layer l
    where l.host = $1 and l.service_id = $2 and l.product_id is null and (l.env_tag is null or l.env_tag = $5)
   union all
-  select (l.env_tag is not null)::int as rank, l.layer_id, l.aggregate_version
+  select (l.env_tag is not null)::int as rank, l.layer_id, l.aggregate_version, l.data_key_id
     from config_layer l
    where l.host = $1 and l.product_id = $3 and l.product_version = $4 and l.service_id is null
      and (l.env_tag is null or l.env_tag = $5)`;
@@ -67,7 +67,7 @@ const LAYERS_OF_REQUEST = `
  * $4 productVersion, $5 envTag). Exported so the bench's bare baseline runs exactly this statement.
  */
 export const MERGED_PROPERTIES = `
-  select p.property_key as key, p.property_value as value, p.sealed, p.data_key_id, layer.rank,
+  select p.property_key as key, p.property_value as value, p.sealed, layer.data_key_id, layer.rank,
          layer.aggregate_version as version
     from (${LAYERS_OF_REQUEST}) as layer
     join config_property p on p.layer_id = layer.layer_id

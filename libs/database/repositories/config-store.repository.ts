@@ -78,8 +78,8 @@ export class ConfigStoreRepository extends BaseRepository {
   /** The layer's properties by key, in key order. */
   async properties(layerId: string, address: LayerAddress): Promise<Map<string, Stored<JsonValue>>> {
     const rows = await this.rows<PropertyRow>(
-      `select property_key as key, property_value as value, sealed, data_key_id
-         from config_property where layer_id = $1`,
+      `select p.property_key as key, p.property_value as value, p.sealed, l.data_key_id
+         from config_property p join config_layer l on l.layer_id = p.layer_id where p.layer_id = $1`,
       [layerId],
     );
     return propertiesOf(rows, address);
@@ -108,10 +108,10 @@ export class ConfigStoreRepository extends BaseRepository {
     kinds: readonly FileKind[],
   ): Promise<{ properties: Map<string, Stored<JsonValue>>; files: StoredFile[] }> {
     const rows = await this.rows<PropertyRow & FileRow & { part: 'p' | 'f' }>(
-      `select 'p' as part, property_key as key, property_value as value, sealed, data_key_id,
+      `select 'p' as part, p.property_key as key, p.property_value as value, p.sealed, l.data_key_id,
               null::varchar as kind, null::varchar as name, null::bytea as content, null::bigint as content_id,
               null::int as size
-         from config_property where layer_id = $1
+         from config_property p join config_layer l on l.layer_id = p.layer_id where p.layer_id = $1
        union all
        select 'f', null, null, case when f.kind = any($2::varchar[]) then c.sealed end, c.data_key_id,
               f.kind, f.file_name, f.content, f.content_id, coalesce(octet_length(f.content), c.size)
@@ -131,18 +131,19 @@ export class ConfigStoreRepository extends BaseRepository {
     };
   }
 
-  /** Replaces the layer's properties with sealed ones, all under `dataKeyId` (the new version's key). */
+  /** Replaces the layer's properties with sealed ones, all under `dataKeyId`, which becomes the layer's key. */
   async replaceSealedProperties(
     layerId: string,
     dataKeyId: string,
     entries: readonly (readonly [key: string, sealed: Buffer])[],
   ): Promise<void> {
     await this.manager.query('delete from config_property where layer_id = $1', [layerId]);
+    await this.manager.query('update config_layer set data_key_id = $2 where layer_id = $1', [layerId, dataKeyId]);
     if (entries.length === 0) return;
     await this.manager.query(
-      `insert into config_property (layer_id, property_key, sealed, data_key_id)
-       select $1, e.key, e.sealed, $2 from unnest($3::varchar[], $4::bytea[]) as e(key, sealed)`,
-      [layerId, dataKeyId, entries.map(([key]) => key), entries.map(([, sealed]) => sealed)],
+      `insert into config_property (layer_id, property_key, sealed)
+       select $1, e.key, e.sealed from unnest($2::varchar[], $3::bytea[]) as e(key, sealed)`,
+      [layerId, entries.map(([key]) => key), entries.map(([, sealed]) => sealed)],
     );
   }
 
