@@ -85,6 +85,18 @@ describe('envelope (AES-256-GCM, property-based)', () => {
     );
   });
 
+  it('draws a new nonce and a new data key every time, across refills of their pools', () => {
+    // More than one pool's worth of each (512 nonces, 64 keys): a refill must not hand out old bytes.
+    const key = newDataKey();
+    const nonces = Array.from({ length: 1500 }, () =>
+      sealValue(key, Buffer.of(1), 'aad').subarray(1, 13).toString('hex'),
+    );
+    expect(new Set(nonces).size).toBe(nonces.length);
+    const keys = Array.from({ length: 200 }, () => newDataKey());
+    expect(new Set(keys.map((k) => k.toString('hex'))).size).toBe(keys.length);
+    expect(keys.every((k) => k.length === 32 && !k.equals(Buffer.alloc(32)))).toBe(true);
+  });
+
   it('two seals of the same plaintext differ (a random nonce each time)', async () => {
     await assertProperty(
       'fresh nonce',

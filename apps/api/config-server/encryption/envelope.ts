@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes, randomFillSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
 import type { JsonValue, LayerAddress } from '#database';
 import { DecryptError } from './errors.js';
 import type { KeyRing } from './key-ring.js';
@@ -75,9 +75,19 @@ function assertDataKey(dataKey: Buffer): void {
   if (dataKey.length !== DATA_KEY_BYTES) throw new RangeError(`a data key must be ${DATA_KEY_BYTES} bytes`);
 }
 
+// The same for data keys (~20 µs a call under load): drawn 64 at a time, each copied out once and wiped.
+const KEYS = Buffer.alloc(DATA_KEY_BYTES * 64);
+let keysUsed = KEYS.length;
+
 /** A fresh random data key: one per layer version, one per stored file content (DESIGN 17). */
 export function newDataKey(): Buffer {
-  return randomBytes(DATA_KEY_BYTES);
+  if (keysUsed === KEYS.length) {
+    randomFillSync(KEYS);
+    keysUsed = 0;
+  }
+  const key = Buffer.from(KEYS.subarray(keysUsed, keysUsed + DATA_KEY_BYTES));
+  KEYS.fill(0, keysUsed, (keysUsed += DATA_KEY_BYTES));
+  return key;
 }
 
 /** Encrypts `dataKey` under the ring's active key; the kid is in the AAD so the label cannot be changed. */
@@ -105,7 +115,8 @@ export function unwrapDataKey(ring: KeyRing, wrapped: WrappedKey): Buffer {
 function valueAadBytes(aad: string): Buffer {
   // Only well-formed strings: UTF-8 turns every lone surrogate into U+FFFD, which would make two AADs equal.
   if (!aad.isWellFormed()) throw new TypeError('the AAD of a value must be a well-formed string');
-  return Buffer.concat([Buffer.of(SEALED_VERSION), Buffer.from(aad, 'utf8')]);
+  // The format byte is below 0x80, so as a character it encodes to that one byte.
+  return Buffer.from(String.fromCharCode(SEALED_VERSION) + aad, 'utf8');
 }
 
 /** Encrypts a property value or file content: version (1) | nonce (12) | tag (16) | ciphertext. */
@@ -132,15 +143,18 @@ export function openValue(dataKey: Buffer, sealed: Buffer, aad: string): Buffer 
  * stays apart from the empty string.
  */
 export function valueAad(address: LayerAddress, name: string): string {
-  return JSON.stringify([
-    address.host,
-    address.serviceId,
-    address.productId,
-    address.productVersion,
-    address.envTag,
-    name,
-  ]);
+  let head = AAD_HEADS.get(address);
+  if (head === undefined) {
+    const parts = [address.host, address.serviceId, address.productId, address.productVersion, address.envTag];
+    // The array's text without its closing bracket: the same text as the whole array's, made once per address.
+    head = JSON.stringify(parts).slice(0, -1);
+    AAD_HEADS.set(address, head);
+  }
+  return `${head},${JSON.stringify(name)}]`;
 }
+
+/** The address part of `valueAad`, by address object: a write seals every value of one layer. */
+const AAD_HEADS = new WeakMap<LayerAddress, string>();
 
 /** Seals a property value as its UTF-8 JSON text. */
 export function sealJson(dataKey: Buffer, value: JsonValue, aad: string): Buffer {

@@ -18,6 +18,8 @@ const address: fc.Arbitrary<LayerAddress> = fc.record({
   productVersion: nullablePart,
   envTag: nullablePart,
 });
+/** The arbitrary under a name the describe block's fixed `address` does not shadow. */
+const anyAddress = address;
 const name = fc.oneof(
   fc.constantFrom('db.password', 'cert/tls.pem', 'file/tls.pem', 'file/app.yaml'),
   fc.string({ unit: 'binary', maxLength: 12 }),
@@ -88,5 +90,16 @@ describe('valueAad (the layer address and name in the AAD)', () => {
     expect(valueAad(address, 'db.password')).toBe('["h1","svc",null,null,"prod","db.password"]');
     expect(valueAad({ ...address, envTag: '' }, 'x')).not.toBe(valueAad({ ...address, envTag: null }, 'x'));
     expect(valueAad(address, 'cert/a.pem')).not.toBe(valueAad(address, 'file/a.pem'));
+  });
+
+  it('is exactly the JSON of the array, for any parts, however often one address object is used', async () => {
+    await assertProperty(
+      'aad is JSON of the tuple',
+      fc.property(anyAddress, fc.array(name, { minLength: 1, maxLength: 4 }), (a, names) => {
+        // The address part is made once per address object: every name of that object must still match.
+        for (const n of names) expect(valueAad(a, n)).toBe(JSON.stringify(asTuple(a, n)));
+      }),
+      300,
+    );
   });
 });
