@@ -128,7 +128,7 @@ await runBenchmark(
     const source = new DataSource(dataSourceOptions({ url: db.url, poolSize: 1 }));
     await source.initialize();
     const visibility = visibilityOf(principal);
-    const tagsNamed = (names) => new TagRepository(source).namedQuery(visibility, names);
+    const tagsNamed = (names) => new TagRepository(source).byNamesQuery(visibility, names);
     const def = ENTITY_TYPES.find((t) => t.entityType === 'schema');
     const sort = [{ key: def.sortFields[0], descending: false }];
     const statements = (tagIds) =>

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import {
-  assertProperty,
   claimsOf,
   configRuleRefuses,
   CONTROL,
@@ -11,6 +10,7 @@ import {
   PROPERTY_RUNS,
   SENTENCES,
 } from '../support/binding-space.js';
+import { assertProperty } from '../support/property.js';
 import { call, sqlDuring, startApi, type TestApi } from '../support/api.js';
 import { token } from '../support/tokens.js';
 

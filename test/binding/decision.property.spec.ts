@@ -1,14 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { decideBinding } from '#token-binding';
-import {
-  assertProperty,
-  claimsOf,
-  configRuleRefuses,
-  materialize,
-  registerRuleRefuses,
-  shapes,
-} from '../support/binding-space.js';
+import { claimsOf, configRuleRefuses, materialize, registerRuleRefuses, shapes } from '../support/binding-space.js';
+import { assertProperty } from '../support/property.js';
 
 /** The pure decision against the contract's model, over far more cases than the process tests can afford. */
 const RUNS = 20_000;

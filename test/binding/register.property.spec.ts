@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import {
-  assertProperty,
   claimsOf,
   CONTROL,
   expectedEnv,
@@ -12,6 +11,7 @@ import {
   PROPERTY_RUNS,
   SENTENCES,
 } from '../support/binding-space.js';
+import { assertProperty } from '../support/property.js';
 import {
   RegistryTable,
   RpcClient,

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { ConfigLayerRepository, sameJson, UnitOfWork, type JsonValue } from '#database';
 import { historyRepository, recordLayerChange, unlessUnchanged } from '../../apps/api/config-server/layer-history.js';
 import { call, startApi, unique, type TestApi } from '../support/api.js';
-import { assertProperty } from '../support/binding-space.js';
+import { assertProperty } from '../support/property.js';
 import { token } from '../support/tokens.js';
 
 /**

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { sameJson, type JsonValue } from '#database';
 import { call, startApi, unique, type TestApi } from '../support/api.js';
-import { assertProperty } from '../support/binding-space.js';
+import { assertProperty } from '../support/property.js';
 import { token } from '../support/tokens.js';
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { assertProperty } from '../support/binding-space.js';
+import { assertProperty } from '../support/property.js';
 import { call, sqlDuring, startApi, unique, type TestApi } from '../support/api.js';
 import { token } from '../support/tokens.js';
 

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import pg from 'pg';
 import { parseTimestamptz } from '#database';
 import { isoTime } from '#platform';
-import { assertProperty } from '../support/binding-space.js';
+import { assertProperty } from '../support/property.js';
 
 /**
  * Bindery parses timestamptz text and writes ISO strings itself for speed (docs/performance.md); pg's parser

@@ -101,9 +101,11 @@ describe.each(ENTITY_CASES)('the /$path tag filter on a seeded table', (c: Entit
   });
 
   it.each(['any', 'all'] as const)('tagMatch=%s: page and count queries scan entity_tag by index', async (match) => {
-    const tags = await new TagRepository(db).namedQuery(visibilityOf(principal), [tagName(1), tagName(68)]).getRawMany<{
-      tagId: string;
-    }>();
+    const tags = await new TagRepository(db)
+      .byNamesQuery(visibilityOf(principal), [tagName(1), tagName(68)])
+      .getRawMany<{
+        tagId: string;
+      }>();
     expect(tags).toHaveLength(2);
     const { page, count } = new EntityRepository(db).listQueries(def, {
       visibility: visibilityOf(principal),
@@ -120,7 +122,7 @@ describe.each(ENTITY_CASES)('the /$path tag filter on a seeded table', (c: Entit
     const names = [tagName(1).toUpperCase(), tagName(68)];
     for (const match of ['any', 'all'] as const) {
       const tags = await new TagRepository(db)
-        .namedQuery(visibilityOf(principal), names)
+        .byNamesQuery(visibilityOf(principal), names)
         .getRawMany<{ tagId: string }>();
       const { page, count } = new EntityRepository(db).listQueries(def, {
         visibility: visibilityOf(principal),
@@ -134,7 +136,7 @@ describe.each(ENTITY_CASES)('the /$path tag filter on a seeded table', (c: Entit
         as.get(`/${c.path}?tagNames=${names.join(',')}&tagMatch=${match}`),
       );
       expect(res.statusCode).toBe(200);
-      for (const query of [new TagRepository(db).namedQuery(visibilityOf(principal), names), page, count]) {
+      for (const query of [new TagRepository(db).byNamesQuery(visibilityOf(principal), names), page, count]) {
         expect(seen).toContain(query.getQueryAndParameters()[0]);
       }
       // Entities carrying tag 1 are i = 1, 68, 134 (mod 200) ... : 3 of every 200; tag 68 likewise.
@@ -157,7 +159,7 @@ describe('tag names resolve through uq_tag_name_lower', () => {
       await tx.query('set local enable_seqscan = off');
       const query = new TagRepository(db)
         .in(Tx.of(tx))
-        .namedQuery(visibilityOf(principal), [tagName(3), tagName(4).toUpperCase()]);
+        .byNamesQuery(visibilityOf(principal), [tagName(3), tagName(4).toUpperCase()]);
       const [sql, parameters] = query.getQueryAndParameters();
       const rows: { 'QUERY PLAN': [{ Plan: PlanNode }] }[] = await tx.query(`explain (format json) ${sql}`, parameters);
       return flatten(rows[0]['QUERY PLAN'][0].Plan);

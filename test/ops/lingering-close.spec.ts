@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { migrate } from '#database';
 import { freePort, startBuilt, type Spawned } from '../support/processes.js';
-import { statusLineOf } from '../support/raw-http.js';
+import { statusLineOf } from '../support/status-line.js';
 
 // DESIGN 3: every refusal reaches its client, also when the client is still sending a body the server will
 // never read. The built processes, as operators run them: the timing that loses an answer is theirs.

@@ -2,7 +2,7 @@ import { describe, expect, it, jest } from '@jest/globals';
 import fc from 'fast-check';
 import { pino, type Logger } from 'pino';
 import { createRootLogger, plainLineOf, requestLineOf } from '../../libs/platform/logging.js';
-import { assertProperty } from '../support/binding-space.js';
+import { assertProperty } from '../support/property.js';
 
 /**
  * The request line and flat lines are built by Bindery itself for speed (docs/performance.md); pino stays

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { RouteMetrics } from '../../libs/platform/route-metrics.js';
-import { assertProperty } from '../support/binding-space.js';
+import { assertProperty } from '../support/property.js';
 
 const COUNTER = { name: 'bindery_http_requests_total', help: 'HTTP requests' };
 const HISTOGRAM = { name: 'bindery_http_request_duration_seconds', help: 'HTTP request latency' };

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { CAPABILITIES, type AccessDeclaration, type Capability, type HostLocation, type HostRule } from '#platform';
 import { decideAccess, principalOf } from '#token-binding';
-import { assertProperty } from '../support/binding-space.js';
+import { assertProperty } from '../support/property.js';
 
 /**
  * DESIGN 16's access rule, as the contract words it, against the one decision the guards apply on both

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { migrate } from '#database';
 import { freePort, startBuilt, type Spawned } from '../../../test/support/processes.js';
-import { statusLineOf } from '../../../test/support/raw-http.js';
+import { statusLineOf } from '../../../test/support/status-line.js';
 
 // DESIGN 3 and 8: an upgrade's refusal reaches its client also when the client is still sending a body
 // the controller never reads. The built process, as operators run it: the timing that loses an answer is its.

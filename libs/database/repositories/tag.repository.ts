@@ -167,7 +167,7 @@ export class TagRepository extends BaseRepository {
    * Ids of the tags visible under `visibility` named `names`, case-insensitively. `lower(tag_name) in (lower($1), ...)` is
    * the expression of the unique index `uq_tag_name_lower`, so each name is one index probe.
    */
-  namedQuery(visibility: HostVisibility, names: readonly string[]): SelectQueryBuilder<Tag> {
+  byNamesQuery(visibility: HostVisibility, names: readonly string[]): SelectQueryBuilder<Tag> {
     const parameters = Object.fromEntries(names.map((name, i) => [`tagName${i}`, name]));
     const list = names.map((_, i) => `lower(:tagName${i})`).join(', ');
     const query = this.manager
@@ -179,7 +179,7 @@ export class TagRepository extends BaseRepository {
   }
 
   async idsNamed(visibility: HostVisibility, names: readonly string[]): Promise<string[]> {
-    return (await this.namedQuery(visibility, names).getRawMany<{ tagId: string }>()).map((t) => t.tagId);
+    return (await this.byNamesQuery(visibility, names).getRawMany<{ tagId: string }>()).map((t) => t.tagId);
   }
 
   /** The host of each of `ids` that names a tag (null: a global tag); ids of no tag are left out. */

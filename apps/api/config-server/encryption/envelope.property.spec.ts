@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import type { JsonValue } from '#database';
-import { assertProperty } from '../../../../test/support/binding-space.js';
+import { assertProperty } from '../../../../test/support/property.js';
 import {
   KeyRing,
   SEALED_OVERHEAD,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { LayerAddress } from '#database';
-import { assertProperty } from '../../../../test/support/binding-space.js';
+import { assertProperty } from '../../../../test/support/property.js';
 import { newDataKey, openValue, sealValue, valueAad } from './index.js';
 import { decryptError } from '../../../../test/support/decrypt-error.js';
 
