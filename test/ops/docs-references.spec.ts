@@ -31,7 +31,8 @@ interface Repository {
 function repository(): Repository {
   const files = execFileSync('git', ['ls-files'], { encoding: 'utf8' }).split('\n').filter(Boolean);
   const source = files
-    .filter((f) => /\.(ts|js|mjs|cjs)$/.test(f))
+    // This file names the planted ones below: it would find them in itself.
+    .filter((f) => /\.(ts|js|mjs|cjs)$/.test(f) && f !== 'test/ops/docs-references.spec.ts')
     .map((f) => readFileSync(f, 'utf8'))
     .join('\n');
   return { files, source };
