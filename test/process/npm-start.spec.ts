@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { dataDir, freePort, killGroup, requireBuild, run, runCommand, type Spawned } from '../support/processes.js';
@@ -30,6 +31,7 @@ describe('npm start', () => {
     const admin = (await npm.waitFor(/^ {2}export ADMIN=(\S+)$/m))[1] ?? '';
     await npm.waitFor(/^ {2}export RUNTIME=\S+$/m);
     await npm.waitFor(/Ctrl-C stops everything/);
+    expect(npm.output()).toContain(`data stays in ${dir}/ for the next start`);
     expect(npm.output()).not.toMatch(/building dist/);
     const api = `http://127.0.0.1:${env.API_PORT}`;
     const controller = `http://127.0.0.1:${env.CONTROLLER_PORT}`;
@@ -73,6 +75,21 @@ describe('npm start', () => {
     }
     expect(existsSync(join(dir, 'postgres', 'postmaster.pid'))).toBe(false);
   }, 180_000);
+
+  it('names a busy embedded PostgreSQL port before starting anything', async () => {
+    const busy = createServer();
+    await new Promise<void>((listening) => busy.listen(0, '127.0.0.1', listening));
+    const port = (busy.address() as AddressInfo).port;
+    try {
+      const ports = { API_PORT: String(await freePort()), CONTROLLER_PORT: String(await freePort()) };
+      const start = run('scripts/dev.js', [], { ...env, ...ports, EMBEDDED_POSTGRES_PORT: String(port) });
+      expect(await start.exit()).toBe(1);
+      expect(start.output()).toContain(`port ${port} (EMBEDDED_POSTGRES_PORT) is already in use`);
+      expect(start.output()).not.toContain('undefined');
+    } finally {
+      busy.close();
+    }
+  });
 
   it('npm run token with an unknown flag prints the usage, not a stack trace', async () => {
     const token = runCommand('npm', ['run', 'token', '--silent', '--', '--bogus'], env, process.cwd());
