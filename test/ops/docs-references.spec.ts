@@ -16,7 +16,7 @@ const OUTSIDE = new Map<string, string>([
   ['AsyncContextFrame', "Node's implementation of AsyncLocalStorage"],
 ]);
 /** Written by `npm run bench`, not kept in git. */
-const GENERATED = /^bench\/results\//;
+const GENERATED = /^bench\/results(\/|$)/;
 
 const PATH = /^(\.?[\w@-]+\/)*[\w.@-]+\.(ts|js|mjs|cjs|json|ya?ml|md|sh|sql|conf|html|css)$/;
 const DIR_PATH = /^(apps|libs|test|scripts|bench|deploy|docs|\.ci)\/[\w./-]*$/;
