@@ -11,6 +11,23 @@ const CONTENT_DISPOSITION_AS_CJS = {
   ],
 };
 
+/**
+ * Suites whose outcome does not depend on the database behind them (processes, fuzzing, the browser, docs and
+ * deploy files, token handling): CI runs them once, and repeats the rest per backend with BINDERY_TESTS=database.
+ */
+const ONCE = [
+  '/test/process/(?!database-restart|replicas-restart)',
+  '/test/(fuzz|console)/',
+  '/test/ops/(?!database-settings|readiness)',
+  '/test/auth/(?!token-issuer)',
+  '/test/binding/decision',
+  '/test/security/(declarations|access\\.property)',
+];
+const TEST_SETS = { all: [], database: ONCE };
+const testSet = process.env.BINDERY_TESTS ?? 'all';
+// A mistyped set would silently run the wrong suites.
+if (!Object.hasOwn(TEST_SETS, testSet)) throw new Error(`BINDERY_TESTS must be one of: ${Object.keys(TEST_SETS)}`);
+
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
@@ -28,6 +45,7 @@ export default {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   testMatch: ['<rootDir>/{apps,libs,test}/**/*.spec.ts'],
+  testPathIgnorePatterns: ['/node_modules/', ...TEST_SETS[testSet]],
   globalSetup: '<rootDir>/test/support/global-setup.js',
   globalTeardown: '<rootDir>/test/support/global-teardown.js',
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
