@@ -112,9 +112,8 @@ await runBenchmark('auth', 'authenticated GET /tags/{id} vs raw Fastify + pg', a
   const notes = [
     `${CONNECTIONS} HTTP connections each, pool of 10 PostgreSQL connections each, ${TAGS} tags read in turn; ` +
       `median of ${ROUNDS} alternating run(s); ES256 token (scope portal.r, host claim) on every request; ` +
-      `Bindery at LOG_LEVEL=${PRODUCT_LOG_LEVEL}, the baselines without logging. The headline baselines send ` +
-      `their statement unnamed (pg's default); Bindery names its own on a direct connection; the "naming its ` +
-      `statement too" rows give the Nest app the same.`,
+      `Bindery at LOG_LEVEL=${PRODUCT_LOG_LEVEL}, the baselines without logging. Bindery names its statement on a direct connection; the ` +
+      `headline gives the Nest app the same, and the "unnamed" row shows it with pg's default (unnamed).`,
   ];
   await api.stop();
   await nest.stop();
@@ -123,15 +122,17 @@ await runBenchmark('auth', 'authenticated GET /tags/{id} vs raw Fastify + pg', a
   if (PROFILE) notes.push(`api CPU profile, top self time:\n${profileSummary(api).join('\n')}`);
   return {
     rows: [
-      row('throughput: Bindery / smallest Nest app', rps, nestRps, 'req/s', 0.9),
-      row('throughput: Bindery / raw Fastify + pg', rps, baseRps, 'req/s', 0.8),
-      row('throughput: smallest Nest app / raw', nestRps, baseRps, 'req/s'),
+      // The headline is like for like: the Nest app names its statement as Bindery does (issue 40).
       row(
-        'throughput: Bindery / smallest Nest app naming its statement too',
+        'throughput: Bindery / smallest Nest app naming its statement',
         rps,
         median(nestedNamed.map((r) => r.rps)),
         'req/s',
+        0.8,
       ),
+      row('throughput: Bindery / smallest Nest app sending its statement unnamed', rps, nestRps, 'req/s'),
+      row('throughput: Bindery / raw Fastify + pg', rps, baseRps, 'req/s', 0.8),
+      row('throughput: smallest Nest app / raw', nestRps, baseRps, 'req/s'),
       row('server CPU per request: Bindery / smallest Nest', cpu(product), cpu(nested), 'µs', undefined, {
         higherIsBetter: false,
       }),
