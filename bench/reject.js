@@ -1,6 +1,6 @@
 // 5. Rejections: the config server's binding 403 (token sid != serviceId) vs an authenticated 403 that
-// stops at the scope check (GET /tags with a token lacking portal.r); both verify the same kind of token
-// and touch no table. Proves with PostgreSQL's own counters that the rejection run sent no SQL.
+// stops at the scope check (GET /tags with a token lacking portal.r); both verify the same kind of token,
+// write one warning line of about the same size and touch no table: like for like (issue 40). Proves with PostgreSQL's own counters that the rejection run sent no SQL.
 import {
   alternate,
   benchDatabase,
@@ -51,6 +51,18 @@ await runBenchmark('reject', 'binding 403 on /config-server/configs vs scope 403
   await load({ ...binding, connections: 8, duration: 1 });
   await load({ ...scope, connections: 8, duration: 1 });
 
+  // Like for like: each 403 writes one warning line; their sizes are reported beside the ratio.
+  const warningBytes = (message) =>
+    Buffer.byteLength(
+      api
+        .output()
+        .split('\n')
+        .find((line) => line.includes(`"msg":"${message}`)) ?? '',
+    );
+  const [bindingLine, scopeLine] = [warningBytes('token binding rejected'), warningBytes('access refused')];
+  log(`warning lines: binding 403 ${bindingLine} bytes, scope 403 ${scopeLine} bytes`);
+  if (bindingLine === 0 || scopeLine === 0) throw new Error('a 403 wrote no warning line: not like for like');
+
   await sleep(PRUNERS_AFTER_START_MS + STATS_SETTLE_MS);
   const before = await databaseActivity(db.adminUrl, db.database);
   const [product, base] = await alternate(ROUNDS, run(binding), run(scope));
@@ -84,9 +96,9 @@ await runBenchmark('reject', 'binding 403 on /config-server/configs vs scope 403
   );
   const notes = [
     `Baseline: GET /tags/{id} with a valid token lacking portal.r, answered 403 insufficient_scope by the same guard ` +
-      `after the same verification, before any SQL: the cheapest authenticated answer the api has. (GET /health/live has ` +
-      `no auth; a 404 on /tags would add a SELECT.) The binding 403 adds the binding guard, its warning log line and ` +
-      `its metric, all required by DESIGN 6.2.`,
+      `after the same verification, before any SQL, with its own warning line (${scopeLine} bytes against the binding ` +
+      `line's ${bindingLine}). (GET /health/live has no auth; a 404 on /tags would add a SELECT.) The binding 403 adds ` +
+      `the binding guard and its metric, both required by DESIGN 6.2.`,
     `SQL proof: pg_stat_database xact_commit + xact_rollback of the bench database, read from another database's ` +
       `session, before and after all rejection runs (${rejected} requests, both kinds): +${sqlDuring}. Control run of ` +
       `${control.total} GET /tags/{unknown} (404, one SELECT each): +${controlXacts}. The api's /metrics counted ` +

@@ -1,9 +1,10 @@
-import { HttpStatus, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { HttpStatus, Injectable, Logger, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
-import { accessOf, ProblemException, type AccessDeclaration } from '#platform';
+import { accessOf, ProblemException } from '#platform';
 import { capabilitySentence, decideAccess, type AccessDecision } from './access-rule.js';
 import { BEARER_REALM, bearerCredential } from './bearer.js';
+import { loggable } from './binding.js';
 import type { Principal } from './claims.js';
 import { JwtStrategy } from './jwt.strategy.js';
 import { KeySourceUnavailableError } from './keys.js';
@@ -21,10 +22,13 @@ function unauthorized(tokenSent: boolean): ProblemException {
 /**
  * `AuthGuard` of `@nestjs/passport` with Bindery's answers: 401 with the RFC 6750 challenge, 503 when the
  * key source is down, 403 `insufficient_scope`; all before the handler (and so any SQL) runs. A token
- * verified in the last minute skips passport (see `TokenVerifier`).
+ * verified in the last minute skips passport (see `TokenVerifier`). Each 403 is one warning line, as a
+ * binding rejection is: a refused token is what an operator alerts on.
  */
 @Injectable()
 export class BearerAuthGuard extends AuthGuard() implements CanActivate {
+  private readonly logger = new Logger('Access');
+
   constructor(
     private readonly verifier: TokenVerifier,
     private readonly reflector: Reflector,
@@ -41,22 +45,14 @@ export class BearerAuthGuard extends AuthGuard() implements CanActivate {
     if (known !== undefined) request.user = known;
     else await super.canActivate(context);
     const principal = request.user as Principal;
-    const decision = decideAccess(principal, this.declarationOf(context), request);
-    if (!decision.allowed) throw refusal(decision);
-    return true;
-  }
-
-  // Metadata never changes once the app runs: read once per class and handler (a subclass may inherit one).
-  private readonly declarations = new WeakMap<object, Map<object, AccessDeclaration | undefined>>();
-
-  private declarationOf(context: ExecutionContext): AccessDeclaration | undefined {
-    const handler = context.getHandler();
-    const owner = context.getClass();
-    let byHandler = this.declarations.get(owner);
-    if (byHandler === undefined)
-      this.declarations.set(owner, (byHandler = new Map<object, AccessDeclaration | undefined>()));
-    if (!byHandler.has(handler)) byHandler.set(handler, accessOf(this.reflector, handler, owner));
-    return byHandler.get(handler);
+    const decision = decideAccess(
+      principal,
+      accessOf(this.reflector, context.getHandler(), context.getClass()),
+      request,
+    );
+    if (decision.allowed) return true;
+    this.logger.warn(refusalLogFields(request, principal, decision), `access refused: ${decision.reason}`);
+    throw refusal(decision);
   }
 
   // passport reports a refused token as `info` (a failure), a thrown one as `error`.
@@ -68,6 +64,24 @@ export class BearerAuthGuard extends AuthGuard() implements CanActivate {
     if (user === false || user === null || user === undefined) throw unauthorized(true);
     return user;
   }
+}
+
+/** What a refusal's warning line says: the route and the token's identity, never the token. */
+function refusalLogFields(
+  request: AuthenticatedRequest,
+  principal: Principal,
+  decision: Exclude<AccessDecision, { allowed: true }>,
+): Record<string, string | null> {
+  const claims = principal.claims;
+  return {
+    endpoint: request.routeOptions.url ?? request.url.split('?')[0] ?? '',
+    sub: principal.subject,
+    tokenHost: loggable(claims.host),
+    tokenSid: loggable(claims.sid),
+    tokenEnv: loggable(claims.env),
+    required: decision.reason === 'capability' ? decision.capability : null,
+    reason: decision.reason,
+  };
 }
 
 /** The 403 of a refused access decision, problem+json (DESIGN 3, 16). */

@@ -124,7 +124,8 @@ export interface BindingLogFields {
   readonly reason: BindingReason;
 }
 
-function loggable(value: unknown): string | null {
+/** A claim or parameter as a log field: strings only, at most 256 characters. */
+export function loggable(value: unknown): string | null {
   return typeof value === 'string' ? value.slice(0, 256) : null;
 }
 

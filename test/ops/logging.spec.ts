@@ -85,3 +85,26 @@ it('logs a request answered by the edge hook (405) and an unknown path (404) onc
   expect(missing.statusCode).toBe(404);
   expect(requestLines('missing-1')).toEqual([expect.objectContaining({ level: 30, res: { statusCode: 404 } })]);
 });
+
+it('logs every access refusal as one warning line naming the route and the token identity, never the token', async () => {
+  const token = await callers.reader('h-log', { sid: 'svc-log', env: 'prod' });
+  const res = await call(api, 'POST', '/tags', { token, body: { tagName: 'refused' } });
+  expect(res.statusCode).toBe(403);
+  const id = res.headers['x-request-id'] as string;
+  const refusals = api.logs.lines.filter(
+    (l) => (l.req as { id?: string } | undefined)?.id === id && l.msg === 'access refused: capability',
+  );
+  expect(refusals).toEqual([
+    expect.objectContaining({
+      level: 40,
+      endpoint: '/tags',
+      sub: 'r-h-log',
+      tokenHost: 'h-log',
+      tokenSid: 'svc-log',
+      tokenEnv: 'prod',
+      required: 'tags:write',
+      reason: 'capability',
+    }),
+  ]);
+  expect(api.logs.raw.join('\n')).not.toContain(token.split('.')[2]);
+});
