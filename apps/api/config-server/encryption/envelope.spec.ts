@@ -48,4 +48,16 @@ describe('envelope (examples)', () => {
     expect(newDataKey().length).toBe(32);
     expect(newDataKey().equals(newDataKey())).toBe(false);
   });
+
+  it('uses the bytes a key Buffer holds now, even after they changed since it was last used', () => {
+    const key = newDataKey();
+    const sealed = sealValue(key, Buffer.from('before'), 'aad');
+    const original = Buffer.from(key);
+    key[0] = (key[0] ?? 0) ^ 1;
+    // A KeyObject kept for the Buffer's identity alone would still open it.
+    expect(decryptError(() => openValue(key, sealed, 'aad')).message).toMatch(/fails authentication/);
+    const resealed = sealValue(key, Buffer.from('after'), 'aad');
+    expect(decryptError(() => openValue(original, resealed, 'aad')).message).toMatch(/fails authentication/);
+    expect(openValue(original, sealed, 'aad').toString()).toBe('before');
+  });
 });

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, randomFillSync, type KeyObject } from 'node:crypto';
 import type { JsonValue, LayerAddress } from '#database';
 import { DecryptError } from './errors.js';
 import type { KeyRing } from './key-ring.js';
@@ -41,6 +41,19 @@ function putNonce(out: Buffer, offset: number): Buffer {
   return out.subarray(offset, offset + NONCE_BYTES);
 }
 
+// Node 22+ checks a raw key's bytes on every createCipheriv (about 10 µs more than a KeyObject on Node 24,
+// 21 times per sealed write): each key's KeyObject is made once, kept while its Buffer lives, and made
+// again should the Buffer's bytes have changed.
+const KEY_OBJECTS = new WeakMap<Buffer, { readonly bytes: Buffer; readonly object: KeyObject }>();
+
+function keyObjectOf(key: Buffer): KeyObject {
+  const known = KEY_OBJECTS.get(key);
+  if (known !== undefined && known.bytes.equals(key)) return known.object;
+  const object = createSecretKey(key);
+  KEY_OBJECTS.set(key, { bytes: Buffer.from(key), object });
+  return object;
+}
+
 /**
  * AES-256-GCM with the explicit 16-byte tag; `aad` authenticated. Answers `prefix` | nonce | tag |
  * ciphertext in one buffer (the prefix: the sealed value's format byte, or none).
@@ -49,7 +62,7 @@ function encrypt(key: Buffer, plaintext: Buffer, aad: Buffer, prefix: readonly n
   const head = prefix.length;
   const out = Buffer.allocUnsafe(head + NONCE_BYTES + TAG_BYTES + plaintext.length);
   prefix.forEach((byte, i) => (out[i] = byte));
-  const cipher = createCipheriv(ALGORITHM, key, putNonce(out, head), { authTagLength: TAG_BYTES });
+  const cipher = createCipheriv(ALGORITHM, keyObjectOf(key), putNonce(out, head), { authTagLength: TAG_BYTES });
   cipher.setAAD(aad);
   // GCM is a stream mode: update answers every byte it is given, and final none.
   const body = cipher.update(plaintext);
@@ -64,7 +77,7 @@ function encrypt(key: Buffer, plaintext: Buffer, aad: Buffer, prefix: readonly n
 function decrypt(key: Buffer, sealed: Buffer, aad: Buffer): Buffer {
   const nonce = sealed.subarray(0, NONCE_BYTES);
   const tag = sealed.subarray(NONCE_BYTES, NONCE_BYTES + TAG_BYTES);
-  const decipher = createDecipheriv(ALGORITHM, key, nonce, { authTagLength: TAG_BYTES });
+  const decipher = createDecipheriv(ALGORITHM, keyObjectOf(key), nonce, { authTagLength: TAG_BYTES });
   decipher.setAAD(aad);
   decipher.setAuthTag(tag);
   return Buffer.concat([decipher.update(sealed.subarray(NONCE_BYTES + TAG_BYTES)), decipher.final()]);
