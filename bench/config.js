@@ -201,7 +201,8 @@ await runBenchmark('config', 'GET /config-server/configs (four layers) vs raw Fa
   await rawNamed.stop();
   const notes = [
     `Four layers of ${PROPERTIES_PER_LAYER} properties (overlapping keys, 55 after the merge); the baseline runs the ` +
-      `product's exported MERGED_PROPERTIES statement, merges by rank, sorts keys and hashes the body for its ETag, ` +
+      `product's exported MERGED_PROPERTIES statement, keeps each address's merge with its layer versions as the api ` +
+      `does (a repeated read fetches no value), sorts keys and hashes the body for its ETag, ` +
       `without token, binding, validation, problem+json, metrics or logs. ${CONNECTIONS} connections, pool of 10 ` +
       `each, median of ${ROUNDS} alternating run(s). The 304 rows still run the merge on both sides (the ETag is ` +
       `the body's hash). Bindery names its statement (planned once per session); the headline baseline does ` +

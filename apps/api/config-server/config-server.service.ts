@@ -11,12 +11,17 @@ import type { ConfigRequest } from './layer-address.js';
 /** Raw bytes one certs or files answer may carry (4 MiB; about 5.4 MiB as base64 JSON). */
 export const MAX_FILES_BYTES = 4 * 1024 * 1024;
 
-/** Opened merges kept in memory, by address and layer versions: a 304 or a repeated read decrypts nothing. */
+/** Opened merges kept in memory, by address, with the layer versions they were opened from. */
 const OPENED_MERGES = 1_000;
+
+interface OpenedMerge {
+  readonly versions: string;
+  readonly properties: Record<string, JsonValue>;
+}
 
 @Injectable()
 export class ConfigServerService {
-  private readonly opened = new Map<string, Record<string, JsonValue>>();
+  private readonly opened = new Map<string, OpenedMerge>();
 
   constructor(
     private readonly layers: ConfigLayerRepository,
@@ -25,24 +30,25 @@ export class ConfigServerService {
 
   /**
    * Flat `configName.propertyName` keys, sorted, the higher layer winning per key; opened after the merge,
-   * once per request address and set of layer versions (a version's values never change).
+   * once per request address and set of layer versions (a version's values never change): while those
+   * versions are current, a read neither fetches nor decrypts a value.
    */
   async properties(request: ConfigRequest): Promise<Record<string, JsonValue>> {
-    const { values, versions } = await this.layers.mergedProperties(request);
-    const key = JSON.stringify([
+    const address = JSON.stringify([
       request.host,
       request.serviceId,
       request.productId,
       request.productVersion,
       request.envTag,
-      versions,
     ]);
-    const known = this.opened.get(key);
-    if (known !== undefined) return known;
-    const opened = sortedRecord(await this.vault.openJson([...values]));
+    const known = this.opened.get(address);
+    const { values, versions } = await this.layers.mergedProperties(request, known?.versions ?? null);
+    if (values === undefined && known !== undefined) return known.properties;
+    const properties = sortedRecord(await this.vault.openJson([...(values ?? [])]));
+    this.opened.delete(address);
     if (this.opened.size >= OPENED_MERGES) this.opened.delete(this.opened.keys().next().value ?? '');
-    this.opened.set(key, opened);
-    return opened;
+    this.opened.set(address, { versions, properties });
+    return properties;
   }
 
   /**
