@@ -5,7 +5,7 @@ import pg from 'pg';
 import WebSocket, { type RawData } from 'ws';
 import { migrate, queryObserver } from '#database';
 import { createControllerApp } from '../../apps/controller/app.js';
-import { PendingWrites } from '../../apps/controller/registry/pending-writes.js';
+import { PendingWrites } from '../../apps/controller/registry/sessions/pending-writes.js';
 import { RegistryGateway } from '../../apps/controller/registry/registry.gateway.js';
 import { RegistryMetrics } from '../../apps/controller/registry/registry-metrics.js';
 import { LogCapture, testSettings, unique } from './api.js';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Gauge } from 'prom-client';
 import { Metrics } from '#platform';
-import { Connections } from './connection.js';
-import { DiscoveryService } from './discovery.service.js';
+import { Connections } from './sessions/connection.js';
+import { DiscoveryService } from './discovery/discovery.service.js';
 
 /** The controller's gauges on `/metrics`: sockets, the instances they hold, and discovery subscriptions. */
 @Injectable()

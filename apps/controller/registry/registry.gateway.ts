@@ -15,18 +15,18 @@ import { CurrentPrincipal, type Principal } from '#token-binding';
 import { JsonRpcRethrowFilter } from '../jsonrpc/jsonrpc.filter.js';
 import { INVALID_FRAME, JSONRPC_ERRORS, JsonRpcError, UNKNOWN_METHOD } from '../jsonrpc/jsonrpc.js';
 import { JsonRpcParams } from '../jsonrpc/jsonrpc-validation.pipe.js';
-import { ChangeNotifier } from './change-notifier.js';
-import { Connections, RegistryConnection } from './connection.js';
-import { DiscoveryService } from './discovery.service.js';
+import { ChangeNotifier } from './discovery/change-notifier.js';
+import { Connections, RegistryConnection } from './sessions/connection.js';
+import { DiscoveryService } from './discovery/discovery.service.js';
 import { DeregisterParams } from './dto/deregister.params.js';
 import { LookupParams } from './dto/lookup.params.js';
 import { RegisterParams } from './dto/register.params.js';
 import { UnsubscribeParams } from './dto/unsubscribe.params.js';
 import { UpdateMetadataParams } from './dto/update-metadata.params.js';
-import { Liveness } from './liveness.js';
-import { PendingWrites } from './pending-writes.js';
+import { Liveness } from './sessions/liveness.js';
+import { PendingWrites } from './sessions/pending-writes.js';
 import { RegistryService } from './registry.service.js';
-import { RpcAccess } from './rpc-token.guard.js';
+import { RpcAccess } from './sessions/rpc-token.guard.js';
 import type {
   DeregisterResult,
   LookupResult,
@@ -36,10 +36,10 @@ import type {
   UnsubscribeResult,
   UpdateMetadataResult,
 } from './runtime-instance.view.js';
-import { SessionRefresh } from './session-refresh.js';
-import { RegistryShutdown } from './shutdown.js';
-import { TokenExpiry } from './token-expiry.js';
-import { UpgradeAuth } from './upgrade-auth.js';
+import { SessionRefresh } from './sessions/session-refresh.js';
+import { RegistryShutdown } from './sessions/shutdown.js';
+import { TokenExpiry } from './sessions/token-expiry.js';
+import { UpgradeAuth } from './sessions/upgrade-auth.js';
 
 export const WS_PATH = '/ws/microservice';
 /** Larger frames close the socket with 1009 (ws `maxPayload`, DESIGN 8). */

@@ -1,20 +1,20 @@
 import { Module } from '@nestjs/common';
-import { ChangeNotifier } from './change-notifier.js';
-import { ConfigPush } from './config-push.js';
-import { Connections } from './connection.js';
-import { DiscoveryService } from './discovery.service.js';
+import { ChangeNotifier } from './discovery/change-notifier.js';
+import { ConfigPush } from './push/config-push.js';
+import { Connections } from './sessions/connection.js';
+import { DiscoveryService } from './discovery/discovery.service.js';
 import { InstancesController } from './instances.controller.js';
-import { LeaseService } from './lease.service.js';
-import { Liveness } from './liveness.js';
-import { PendingWrites } from './pending-writes.js';
+import { LeaseService } from './sessions/lease.service.js';
+import { Liveness } from './sessions/liveness.js';
+import { PendingWrites } from './sessions/pending-writes.js';
 import { RegistryGateway } from './registry.gateway.js';
 import { RegistryMetrics } from './registry-metrics.js';
 import { RegistryService } from './registry.service.js';
-import { RpcTokenGuard } from './rpc-token.guard.js';
-import { SessionRefresh } from './session-refresh.js';
-import { RegistryShutdown } from './shutdown.js';
-import { TokenExpiry } from './token-expiry.js';
-import { UpgradeAuth } from './upgrade-auth.js';
+import { RpcTokenGuard } from './sessions/rpc-token.guard.js';
+import { SessionRefresh } from './sessions/session-refresh.js';
+import { RegistryShutdown } from './sessions/shutdown.js';
+import { TokenExpiry } from './sessions/token-expiry.js';
+import { UpgradeAuth } from './sessions/upgrade-auth.js';
 
 /** Runtime registration over WebSocket, discovery, config push and the operators' instance list. */
 @Module({

@@ -7,8 +7,8 @@ import { loadSettings } from '#platform';
 import { openDatabase } from '../../../test/support/database.js';
 import { JsonRpcError } from '../jsonrpc/jsonrpc.js';
 import { principalOf } from '#token-binding';
-import { RegistryConnection } from './connection.js';
-import { LeaseService } from './lease.service.js';
+import { RegistryConnection } from './sessions/connection.js';
+import { LeaseService } from './sessions/lease.service.js';
 import { LOOKUP_MAX_NODES, MAX_REGISTRATIONS_PER_SOCKET, RegistryService } from './registry.service.js';
 
 /** The caller the gateway's guards verified: a runtime token without `env`. */

@@ -3,7 +3,7 @@ import type { WebSocket } from 'ws';
 import { SETTINGS, type Settings } from '#platform';
 import { Connections, type RegistryConnection } from './connection.js';
 import { PendingWrites } from './pending-writes.js';
-import { RegistryService } from './registry.service.js';
+import { RegistryService } from '../registry.service.js';
 
 /**
  * Liveness (DESIGN 8): every WS_PING_INTERVAL_MS each socket is pinged and its instances touched; a socket

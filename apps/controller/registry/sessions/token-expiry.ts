@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { WebSocket } from 'ws';
 import { SETTINGS, type Settings } from '#platform';
-import { CLOSE_POLICY_VIOLATION } from '../jsonrpc/jsonrpc.js';
+import { CLOSE_POLICY_VIOLATION } from '../../jsonrpc/jsonrpc.js';
 import type { RegistryConnection } from './connection.js';
 
 /** Token lifetime on the socket (DESIGN 8): closed with 1008 once its token has been expired for WS_TOKEN_GRACE_MS. */

@@ -4,8 +4,8 @@ import { Connections } from './connection.js';
 import { LeaseService } from './lease.service.js';
 import { Liveness } from './liveness.js';
 import { PendingWrites } from './pending-writes.js';
-import { CLOSE_GOING_AWAY, CLOSE_SERVICE_RESTART } from './registry.errors.js';
-import { RegistryService } from './registry.service.js';
+import { CLOSE_GOING_AWAY, CLOSE_SERVICE_RESTART } from '../registry.errors.js';
+import { RegistryService } from '../registry.service.js';
 
 /** How long a shutting-down controller waits for a client to answer its 1001 close. */
 const SHUTDOWN_CLOSE_TIMEOUT_MS = 2000;

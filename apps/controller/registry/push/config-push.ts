@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ConfigLayerRepository, ControlSession, type LayerAddress } from '#database';
 import { SETTINGS, type Settings } from '#platform';
-import { ChangeNotifier } from './change-notifier.js';
-import { Connections } from './connection.js';
+import { ChangeNotifier } from '../discovery/change-notifier.js';
+import { Connections } from '../sessions/connection.js';
 
 /** The channel the api notifies in the transaction that changes a layer (DESIGN 14). */
 export const CONFIG_CHANNEL = 'bindery_config';

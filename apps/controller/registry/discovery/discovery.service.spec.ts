@@ -3,13 +3,13 @@ import type { DataSource } from 'typeorm';
 import type { HttpAdapterHost } from '@nestjs/core';
 import { ControllerLeaseRepository, ControlSession, RuntimeInstanceRepository } from '#database';
 import { loadSettings } from '#platform';
-import { openDatabase } from '../../../test/support/database.js';
+import { openDatabase } from '../../../../test/support/database.js';
 import { principalOf } from '#token-binding';
-import { RegistryConnection } from './connection.js';
+import { RegistryConnection } from '../sessions/connection.js';
 import { DiscoveryService } from './discovery.service.js';
-import { LeaseService } from './lease.service.js';
-import { RegistryService } from './registry.service.js';
-import type { ChangedParams } from './runtime-instance.view.js';
+import { LeaseService } from '../sessions/lease.service.js';
+import { RegistryService } from '../registry.service.js';
+import type { ChangedParams } from '../runtime-instance.view.js';
 
 /** The caller the gateway's guards verified: a runtime token without `env`. */
 const RUNTIME = principalOf({ sub: 'runtime' });

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { can, KeySourceUnavailableError, TokenVerifier, type Principal } from '#token-binding';
 import type { RegistryConnection } from './connection.js';
-import { forbidden, refreshMismatch, unauthorized, unavailable } from './registry.errors.js';
-import type { RefreshResult } from './runtime-instance.view.js';
+import { forbidden, refreshMismatch, unauthorized, unavailable } from '../registry.errors.js';
+import type { RefreshResult } from '../runtime-instance.view.js';
 
 /** The claims a refresh token must share with the socket's token (DESIGN 8). */
 const BOUND_CLAIMS = ['sid', 'host', 'env'] as const;

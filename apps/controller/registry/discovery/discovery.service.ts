@@ -1,11 +1,11 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { ControlSession, REGISTRY_CHANNEL, type Protocol } from '#database';
 import { newId } from '#platform';
-import type { RegistryConnection } from './connection.js';
-import type { LookupParams } from './dto/lookup.params.js';
-import { paramRefused } from './registry.errors.js';
-import { RegistryService } from './registry.service.js';
-import type { ChangedParams, LookupResult, SubscribeResult, UnsubscribeResult } from './runtime-instance.view.js';
+import type { RegistryConnection } from '../sessions/connection.js';
+import type { LookupParams } from '../dto/lookup.params.js';
+import { paramRefused } from '../registry.errors.js';
+import { RegistryService } from '../registry.service.js';
+import type { ChangedParams, LookupResult, SubscribeResult, UnsubscribeResult } from '../runtime-instance.view.js';
 
 /** Subscriptions one socket may hold (DESIGN 8). */
 export const MAX_SUBSCRIPTIONS_PER_SOCKET = 100;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { JWTPayload } from 'jose';
 import { KeySourceUnavailableError, principalOf, type Principal, type TokenVerifier } from '#token-binding';
-import { JsonRpcError } from '../jsonrpc/jsonrpc.js';
+import { JsonRpcError } from '../../jsonrpc/jsonrpc.js';
 import { RegistryConnection } from './connection.js';
 import { SessionRefresh } from './session-refresh.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { WebSocket } from 'ws';
 import type { LayerAddress } from '#database';
-import { Connections, RegistryConnection } from './connection.js';
+import { Connections, RegistryConnection } from '../sessions/connection.js';
 import { PushTargets, type ConfigBinding } from './push-targets.js';
 
 const binding = (serviceId: string, envTag: string | null = null, product?: [string, string]): ConfigBinding => ({

@@ -13,7 +13,7 @@ import {
   type RpcCall,
 } from '#token-binding';
 import { Connections } from './connection.js';
-import { forbidden, unauthorized, unavailable } from './registry.errors.js';
+import { forbidden, unauthorized, unavailable } from '../registry.errors.js';
 
 /**
  * The token of a JSON-RPC call (DESIGN 8), verified on every call by the same `TokenVerifier` as HTTP:

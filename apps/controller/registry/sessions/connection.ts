@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { WebSocket } from 'ws';
 import type { Principal } from '#token-binding';
-import { JSONRPC_ERRORS, JsonRpcError } from '../jsonrpc/jsonrpc.js';
-import { PushTargets, type ConfigBinding } from './push-targets.js';
+import { JSONRPC_ERRORS, JsonRpcError } from '../../jsonrpc/jsonrpc.js';
+import { PushTargets, type ConfigBinding } from '../push/push-targets.js';
 
 /** The log context of every line about registry sockets, whichever collaborator writes it. */
 export const REGISTRY_LOG_CONTEXT = 'RegistryGateway';

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { WebSocket } from 'ws';
-import { REGISTRY_LOG_CONTEXT } from './connection.js';
+import { REGISTRY_LOG_CONTEXT } from '../sessions/connection.js';
 import type { Notify } from './discovery.service.js';
 
 /** A subscriber this far behind (unsent bytes) is dropped rather than buffered without bound. */
