@@ -1,5 +1,6 @@
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
 import pg from 'pg';
+import { outsideRequest } from '#platform';
 
 type Handler = (payload: string) => void;
 
@@ -82,7 +83,8 @@ export class ControlSession implements OnApplicationShutdown {
 
   private connect(): Promise<pg.Client> {
     if (this.closed) return Promise.reject(new Error('the control session is closed'));
-    this.connecting ??= this.open().finally(() => {
+    // Outside the request that happens to connect first: the client's events and retries are background work.
+    this.connecting ??= outsideRequest(() => this.open()).finally(() => {
       this.connecting = undefined;
     });
     return this.connecting;

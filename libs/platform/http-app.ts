@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppLogger, logRequests } from './app-logger.js';
 import { closeGracefully } from './graceful-close.js';
 import { useJsonBodiesOnly } from './json-body.js';
-import { requestId } from './logging.js';
+import { requestId } from './request-identity.js';
 import { Metrics } from './metrics.js';
 import { setupOpenApi } from './openapi.js';
 import { SETTINGS } from './platform.module.js';

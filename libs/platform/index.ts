@@ -2,7 +2,10 @@ export { HealthController } from './health.controller.js';
 export { ControlCharsGuard } from './request-input.js';
 export { BODY_LIMIT_BYTES, createHttpApp, lingeringEnd, type HttpAppOptions } from './http-app.js';
 export { AppLogger, logRequests } from './app-logger.js';
-export { clientAddress, createRootLogger, REDACTED_PATHS, requestId, safeError } from './logging.js';
+export { createRootLogger, REDACTED_PATHS } from './logging.js';
+export { clientAddress, requestId } from './request-identity.js';
+export { safeError } from './safe-error.js';
+export { outsideRequest } from './request-scope.js';
 export { PlatformModule, SETTINGS, type PlatformOptions } from './platform.module.js';
 export {
   badRequest,

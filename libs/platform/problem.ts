@@ -1,5 +1,6 @@
 import { Catch, HttpException, HttpStatus, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import { addToRequestLine } from './app-logger.js';
 import { isDatabaseUnavailable } from './database-errors.js';
 
 export interface FieldError {
@@ -216,13 +217,17 @@ export function renderError(error: unknown): Rendered {
 export function sendError(reply: FastifyReply, error: unknown): void {
   const rendered = renderError(error);
   if (isDatabaseUnavailable(error)) {
-    // Expected while PostgreSQL restarts: one short line, never the statement or its parameters.
-    new Logger('Errors').warn({ reason: reasonOf(error) }, 'database unavailable');
-  } else if (rendered.status >= 500) {
+    // Expected while PostgreSQL restarts: the request's own warning line says why, never the statement.
+    addToRequestLine(reply.request, { reason: reasonOf(error) });
+  } else if (rendered.status >= 500 && !isExpectedUnavailable(rendered)) {
     new Logger('Errors').error({ err: error }, 'unhandled error');
   }
   void reply.status(rendered.status).headers(rendered.headers).type(rendered.contentType).send(rendered.body);
 }
+
+/** A 503 with `Retry-After` (readiness while the database is away, a limit reached) is an answer, not a fault. */
+const isExpectedUnavailable = (rendered: Rendered): boolean =>
+  rendered.status === 503 && rendered.headers['retry-after'] !== undefined;
 
 /** The single HTTP exception filter: every error body is problem+json (DESIGN 3). */
 @Catch()

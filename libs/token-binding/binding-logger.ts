@@ -6,8 +6,8 @@ import type { BindingWarnLogger } from './binding.js';
 export const BINDING_LOG_CONTEXT = 'TokenBinding';
 
 /**
- * A `BindingWarnLogger` writing to the app's logger: straight to its line builder when given it (a
- * rejection's warning, bench reject), else through Nest's `Logger` (the start-up warning, before the app).
+ * A `BindingWarnLogger` writing to the app's logger: through `AppLogger.line` when given it (a rejection's
+ * warning), else through Nest's `Logger` (the start-up warning, before the app).
  */
 export function bindingLogger(app?: AppLogger): BindingWarnLogger {
   if (app !== undefined) return { warn: (fields, message) => app.line('warn', BINDING_LOG_CONTEXT, fields, message) };

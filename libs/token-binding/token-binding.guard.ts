@@ -69,9 +69,6 @@ export class TokenBindingGuard implements CanActivate {
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
-  // Metadata never changes once the app runs: read once per class and handler (a subclass may inherit a handler).
-  private readonly rules = new WeakMap<object, WeakMap<object, Rule>>();
-
   canActivate(context: ExecutionContext): boolean {
     const { kind, closes } = this.ruleOf(context);
     // A guard without a rule is a wiring fault: fail closed.
@@ -88,20 +85,11 @@ export class TokenBindingGuard implements CanActivate {
   }
 
   private ruleOf(context: ExecutionContext): Rule {
-    const handler = context.getHandler();
-    const owner = context.getClass();
-    let byHandler = this.rules.get(owner);
-    if (byHandler === undefined) this.rules.set(owner, (byHandler = new WeakMap()));
-    let rule = byHandler.get(handler);
-    if (rule === undefined) {
-      const targets = [handler, owner];
-      rule = {
-        kind: this.reflector.getAllAndOverride<BindingKind | undefined>(BINDING_RULE, targets),
-        closes: this.reflector.getAllAndOverride<boolean | undefined>(CLOSES_SOCKET, targets) === true,
-      };
-      byHandler.set(handler, rule);
-    }
-    return rule;
+    const targets = [context.getHandler(), context.getClass()];
+    return {
+      kind: this.reflector.getAllAndOverride<BindingKind | undefined>(BINDING_RULE, targets),
+      closes: this.reflector.getAllAndOverride<boolean | undefined>(CLOSES_SOCKET, targets) === true,
+    };
   }
 
   private httpTarget(kind: BindingKind, context: ExecutionContext): Target {
