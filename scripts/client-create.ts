@@ -1,6 +1,5 @@
 import { operatorPrincipal } from '#token-binding';
 import 'reflect-metadata';
-import { parseArgs } from 'node:util';
 import { validate } from 'class-validator';
 import { plainToInstance } from 'class-transformer';
 import { DataSource } from 'typeorm';
@@ -8,36 +7,28 @@ import { dataSourceOptions, scriptDatabase, OAuthClientRepository, resolveDataba
 import { flattenValidationErrors, loadSettings, ProblemException, SettingsError } from '#platform';
 import { ClientsService } from '../apps/api/token-issuer/clients.service.js';
 import { CreateClientDto } from '../apps/api/token-issuer/dto/create-client.dto.js';
-import { answerHelp } from './usage.js';
+import { parseCommandLine, refuseUsage, type Command } from './usage.js';
 
-const usage = `usage: npm run client:create -- --id ID --scope "portal.r" [--host H --sid S] [--env E ...] [--description TEXT]
+const command = {
+  name: 'client:create',
+  usage: `usage: npm run client:create -- --id ID --scope SCOPES [--host H --sid S] [--env E ...] [--description TEXT]
 Registers a client of the built-in token issuer straight in the database and prints its secret once.
 A runtime client needs --host and --sid; an operator client (--scope with portal.admin or an admin
-capability: tags:admin, config:admin, clients:admin, registry:read) may have neither.`;
+capability: tags:admin, config:admin, clients:admin, registry:read) may have neither. For example:
+  npm run client:create -- --id inventory-prod --scope portal.r --host dev-host --sid inventory --env prod
+  npm run client:create -- --id ops --scope "portal.r portal.w portal.admin"`,
+  options: {
+    id: { type: 'string' },
+    scope: { type: 'string' },
+    host: { type: 'string' },
+    sid: { type: 'string' },
+    env: { type: 'string', multiple: true },
+    description: { type: 'string' },
+  },
+} as const satisfies Command;
 
-const OPTIONS = {
-  id: { type: 'string' },
-  scope: { type: 'string' },
-  host: { type: 'string' },
-  sid: { type: 'string' },
-  env: { type: 'string', multiple: true },
-  description: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-answerHelp(usage);
-let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: true }>>;
-try {
-  parsed = parseArgs({ options: OPTIONS, strict: true });
-} catch (error) {
-  process.stderr.write(`client:create: ${(error as Error).message}\n${usage}\n`);
-  process.exit(2);
-}
-const { values } = parsed;
-if (values.id === undefined || values.scope === undefined) {
-  process.stderr.write(`client:create: --id and --scope are required\n${usage}\n`);
-  process.exit(2);
-}
+const { values } = parseCommandLine(command);
+if (values.id === undefined || values.scope === undefined) refuseUsage(command, '--id and --scope are required');
 
 // The same validation and rules as POST /oauth2/clients: one DTO, one service.
 const body = plainToInstance(CreateClientDto, {
@@ -50,8 +41,9 @@ const body = plainToInstance(CreateClientDto, {
 });
 const errors = flattenValidationErrors(await validate(body, { whitelist: true, forbidNonWhitelisted: true }));
 if (errors.length > 0) {
+  // Refused as the api refuses it (400), as the service's own rules are below: no usage error.
   process.stderr.write(`client:create: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}\n`);
-  process.exit(2);
+  process.exit(1);
 }
 
 try {

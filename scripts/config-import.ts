@@ -11,14 +11,25 @@ import {
   readImport,
 } from '../apps/api/config-server/config-import.js';
 import { configKeysFor } from '../apps/api/config-server/encryption/config-keys.js';
-import { answerHelp, count } from './usage.js';
+import { answerHelp, count, refuseUsage } from './usage.js';
+
+const command = { name: 'config:import', usage: IMPORT_USAGE };
+
+/** What the files hold is no usage error: the mistake and where it is, without the usage. */
+class ContentError extends Error {}
 
 /** `npm run config:import -- ...`: loads a values.yml and/or a folder of files into one config layer. */
 async function main(argv: readonly string[]): Promise<void> {
   answerHelp(IMPORT_USAGE, argv);
-  const plan = await parseImportArgs(argv);
+  // The command line (parseArgs, strict): a mistake in it is a usage error.
+  const plan = await parseImportArgs(argv).catch((error: unknown) => {
+    if (error instanceof ImportUsageError) refuseUsage(command, error.message);
+    throw error;
+  });
   // Everything is read and checked before the database is opened.
-  const contents = await readImport(plan);
+  const contents = await readImport(plan).catch((error: unknown) => {
+    throw error instanceof ImportUsageError ? new ContentError(error.message) : error;
+  });
   // The same settings as the processes: DATABASE_URL, else the embedded server under BINDERY_DATA_DIR.
   const settings = loadSettings();
   const database = await resolveDatabase(settings);
@@ -52,13 +63,9 @@ async function main(argv: readonly string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof SettingsError) {
+  if (error instanceof SettingsError || error instanceof ContentError) {
     process.stderr.write(`config:import: ${error.message}\n`);
     process.exit(1);
-  }
-  if (error instanceof ImportUsageError) {
-    process.stderr.write(`config:import: ${error.message}\n\n${IMPORT_USAGE}\n`);
-    process.exit(2);
   }
   process.stderr.write(`config:import: failed: ${(error as Error).message}\n`);
   process.exit(1);

@@ -12,7 +12,7 @@ import { ensureDevKey, signDevToken } from '#token-binding';
 import { seedDevConfig } from '../apps/api/config-server/dev-seed.js';
 import { configKeysFor } from '../apps/api/config-server/encryption/config-keys.js';
 import { ensureDevClient, type DevClient } from '../apps/api/token-issuer/dev-client.js';
-import { answerHelp } from './usage.js';
+import { parseCommandLine } from './usage.js';
 
 /**
  * `npm start`: one embedded PostgreSQL (unless DATABASE_URL is set), migrations, the dev seed, then the
@@ -20,15 +20,20 @@ import { answerHelp } from './usage.js';
  * (`npm run start:dev`) adds a compiler in watch mode and restarts each process on change.
  */
 
-answerHelp(`usage: npm start            (npm run start:dev: the same, recompiling and restarting on change)
+const { values } = parseCommandLine({
+  name: 'start',
+  usage: `usage: npm start            (npm run start:dev: the same, recompiling and restarting on change)
 Starts Bindery for development: an embedded PostgreSQL under BINDERY_DATA_DIR (default .data/) unless
 DATABASE_URL is set, the migrations, the dev seed (once per database), then the api (API_PORT, default 8080)
 and the controller (CONTROLLER_PORT, 8081), and prints dev tokens, the console URL and the dev runtime
-client's credentials. Ctrl-C stops everything; data stays in the data dir. Settings: README.md.`);
+client's credentials. Ctrl-C stops everything; data stays in the data dir. Settings: README.md.`,
+  // What `npm run start:dev` adds.
+  options: { watch: { type: 'boolean' } },
+});
 
 const READY_TIMEOUT_MS = 60_000;
 /** `npm run start:dev`: recompile and restart on every source change. */
-const WATCH = process.argv.includes('--watch');
+const WATCH = values.watch === true;
 
 async function waitReady(name: string, url: string, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;

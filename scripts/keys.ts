@@ -13,7 +13,7 @@ import { configKeysFor } from '../apps/api/config-server/encryption/config-keys.
 import { encryptExisting } from '../apps/api/config-server/encryption/encrypt-existing.js';
 import { KeyRingError } from '../apps/api/config-server/encryption/errors.js';
 import { KeyRotation } from '../apps/api/config-server/encryption/key-rotation.js';
-import { answerHelp, count } from './usage.js';
+import { count, parseCommandLine, refuseUsage } from './usage.js';
 
 const USAGE = `usage: npm run keys:rewrap
        npm run keys:encrypt-existing
@@ -28,9 +28,12 @@ DATABASE_URL, else the embedded server under BINDERY_DATA_DIR):
 const COMMANDS = ['rewrap', 'encrypt-existing'] as const;
 
 async function main(argv: readonly string[]): Promise<void> {
-  answerHelp(USAGE, argv);
-  const command = COMMANDS.find((c) => c === argv[0]);
-  if (command === undefined || argv.length !== 1) throw new UsageError();
+  // npm run keys:rewrap runs `keys.js rewrap`: the sub-command names the script in every line.
+  const name = COMMANDS.some((c) => c === argv[0]) ? `keys:${argv[0]}` : 'keys';
+  const { positionals } = parseCommandLine({ name, usage: USAGE, options: {}, positionals: true }, argv);
+  const command = COMMANDS.find((c) => c === positionals[0]);
+  if (command === undefined) refuseUsage({ name, usage: USAGE }, `give one command: ${COMMANDS.join(' or ')}`);
+  if (positionals.length > 1) refuseUsage({ name, usage: USAGE }, `Unexpected argument '${positionals[1]}'`);
   const settings = loadSettings();
   const keys = await configKeysFor(settings);
   const database = await resolveDatabase(settings);
@@ -60,15 +63,8 @@ async function main(argv: readonly string[]): Promise<void> {
   }
 }
 
-class UsageError extends Error {}
-
 main(process.argv.slice(2)).catch((error: unknown) => {
-  const name = `keys:${process.argv[2] ?? ''}`;
-  if (error instanceof UsageError) {
-    process.stderr.write(`${USAGE}\n`);
-    process.exit(2);
-  }
   const known = error instanceof SettingsError || error instanceof KeyRingError;
-  process.stderr.write(`${name}: ${known ? '' : 'failed: '}${(error as Error).message}\n`);
+  process.stderr.write(`keys:${process.argv[2] ?? ''}: ${known ? '' : 'failed: '}${(error as Error).message}\n`);
   process.exit(1);
 });

@@ -1,11 +1,15 @@
 import 'reflect-metadata';
 import { migrate, resolveDatabase } from '#database';
 import { loadSettings, SettingsError } from '#platform';
-import { answerHelp } from './usage.js';
+import { parseCommandLine } from './usage.js';
 
-answerHelp(`usage: npm run migration:run
+parseCommandLine({
+  name: 'migration:run',
+  usage: `usage: npm run migration:run
 Applies the pending migrations to DATABASE_URL, else to the embedded PostgreSQL under BINDERY_DATA_DIR
-(default .data/), and prints their names. npm start and the api (RUN_MIGRATIONS) do this by themselves.`);
+(default .data/), and prints their names. npm start and the api (RUN_MIGRATIONS) do this by themselves.`,
+  options: {},
+});
 
 /** `npm run migration:run`: applies pending migrations to DATABASE_URL (or the embedded server). */
 try {
@@ -18,6 +22,6 @@ try {
     await database.stop();
   }
 } catch (error) {
-  process.stderr.write(`migrate: ${error instanceof SettingsError ? error.message : String(error)}\n`);
+  process.stderr.write(`migration:run: ${error instanceof SettingsError ? error.message : String(error)}\n`);
   process.exit(1);
 }

@@ -1,44 +1,33 @@
 import 'reflect-metadata';
-import { parseArgs } from 'node:util';
 import type { JWTPayload } from 'jose';
 import { loadSettings } from '#platform';
 import { ensureDevKey, signDevToken } from '#token-binding';
-import { answerHelp } from './usage.js';
+import { parseCommandLine, refuseUsage, type Command } from './usage.js';
 
-const usage = `usage: npm run token -- [--sub S] [--client-id C] [--scope "portal.r portal.w"] [--host H] [--sid S] [--env E] [--exp SECONDS]
+const command = {
+  name: 'token',
+  usage: `usage: npm run token -- [--sub S] [--client-id C] [--scope "portal.r portal.w"] [--host H] [--sid S] [--env E] [--exp SECONDS]
 Prints a token signed with the dev key (dev mode only). Every claim is optional; exp defaults to 3600 s.
 Its iss is the api's URL (PUBLIC_BASE_URL, default http://localhost:API_PORT): run it with the API_PORT
-(or PUBLIC_BASE_URL, JWT_ISSUER) that npm start was given.`;
+(or PUBLIC_BASE_URL, JWT_ISSUER) that npm start was given.`,
+  options: {
+    sub: { type: 'string' },
+    'client-id': { type: 'string' },
+    scope: { type: 'string' },
+    host: { type: 'string' },
+    sid: { type: 'string' },
+    env: { type: 'string' },
+    exp: { type: 'string' },
+  },
+} as const satisfies Command;
 
-const OPTIONS = {
-  sub: { type: 'string' },
-  'client-id': { type: 'string' },
-  scope: { type: 'string' },
-  host: { type: 'string' },
-  sid: { type: 'string' },
-  env: { type: 'string' },
-  exp: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-answerHelp(usage);
-let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: true }>>;
-try {
-  parsed = parseArgs({ options: OPTIONS, strict: true });
-} catch (error) {
-  // An unknown or incomplete flag: say which, then how to call it (never a stack trace).
-  process.stderr.write(`token: ${(error as Error).message}\n${usage}\n`);
-  process.exit(2);
-}
-const { values } = parsed;
+const { values } = parseCommandLine(command);
+const expiresInSec = values.exp === undefined ? 3600 : Number(values.exp);
+if (!Number.isInteger(expiresInSec) || expiresInSec <= 0)
+  refuseUsage(command, '--exp must be a positive number of seconds');
 const settings = loadSettings();
 if (!settings.devMode) {
   process.stderr.write('token: only in dev mode (JWT_JWKS_URI and JWT_JWKS_FILE unset); ask your issuer for tokens\n');
-  process.exit(1);
-}
-const expiresInSec = values.exp === undefined ? 3600 : Number(values.exp);
-if (!Number.isInteger(expiresInSec) || expiresInSec <= 0) {
-  process.stderr.write(`token: --exp must be a positive number of seconds\n${usage}\n`);
   process.exit(1);
 }
 const claims: JWTPayload = {};

@@ -1,3 +1,6 @@
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { migrate } from '#database';
 import { unique } from '../support/api.js';
@@ -22,4 +25,44 @@ describe('config:import output', () => {
     },
     60_000,
   );
+});
+
+/**
+ * A mistake in what the files hold is no usage error: one line saying what and where, exit 1, without the
+ * usage; a mistake on the command line gets the usage, exit 2 (issue 40: a newcomer saw the whole usage
+ * after a bad values file and looked for the mistake in their command).
+ */
+describe('config:import errors', () => {
+  const layer = ['--host', 'imp-err', '--serviceId', 'petstore'];
+
+  it.each([
+    ['a key that is not configName.propertyName', 'values.yml', 'server: { httpPort: 1 }\n'],
+    ['invalid YAML', 'values.yml', 'a.b: [\n'],
+    ['a file whose name cannot be served', join('files', 'a b.txt'), 'x'],
+  ])(
+    'in the files (%s): only the error, naming the file, exit 1',
+    async (_, name, text) => {
+      requireBuild();
+      const dir = await mkdtemp(join(tmpdir(), 'bindery-import-'));
+      await mkdir(join(dir, 'files'));
+      await writeFile(join(dir, name), text);
+      const path = join(dir, name.startsWith('files') ? 'files' : name);
+      const imported = run('scripts/config-import.js', [...layer, path], testDatabaseEnv());
+      expect(await imported.exit()).toBe(1);
+      // The YAML parser's error goes on with a picture of the line it names.
+      const lines = imported.output().trimEnd().split('\n');
+      expect(lines[0]).toMatch(new RegExp(`^config:import: ${join(dir, name).replace(/[.+]/g, '\\$&')}: \\S`));
+      expect(imported.output()).not.toContain('usage:');
+    },
+    30_000,
+  );
+
+  it('on the command line: the mistake, then the usage, exit 2', async () => {
+    requireBuild();
+    const imported = run('scripts/config-import.js', ['--host', 'imp-err', 'docs/examples/values.yml'], {});
+    expect(await imported.exit()).toBe(2);
+    const lines = imported.output().split('\n');
+    expect(lines[0]).toMatch(/^config:import: \S/);
+    expect(lines[1]).toMatch(/^usage: npm run config:import\b/);
+  });
 });

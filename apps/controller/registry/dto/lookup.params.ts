@@ -1,28 +1,17 @@
-import { Transform } from 'class-transformer';
-import { IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
-import { PROTOCOLS, type Protocol } from '#database';
-import { NoControlChars, trim, trimToUndefined } from '#platform';
+import type { Protocol } from '#database';
+import { EnvTagField, JwtField, ProtocolField, ServiceIdField } from './service-fields.js';
 
 /** `discovery/lookup` params: omitted filters match every connected instance of the service. */
 export class LookupParams {
-  @Transform(trim)
-  @IsString()
-  @Length(1, 255)
-  @NoControlChars()
+  @ServiceIdField()
   serviceId!: string;
 
-  @IsOptional()
-  @Transform(trimToUndefined)
-  @IsString()
-  @MaxLength(255)
-  @NoControlChars()
+  @EnvTagField()
   envTag?: string;
 
-  @IsOptional()
-  @IsIn(PROTOCOLS, { message: `protocol must be one of ${PROTOCOLS.join(', ')}` })
+  @ProtocolField()
   protocol?: Protocol;
 
-  @IsOptional()
-  @IsString()
+  @JwtField()
   jwt?: string;
 }

@@ -1,11 +1,11 @@
 import { Transform } from 'class-transformer';
-import { IsDefined, IsIn, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateIf } from 'class-validator';
-import { PROTOCOLS, type Protocol } from '#database';
+import { IsDefined, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import type { Protocol } from '#database';
 import { NoControlChars, trim, trimToUndefined } from '#platform';
+import { EnvTagField, JwtField, ProtocolField, ServiceIdField } from './service-fields.js';
 import { IsStringMap } from './validators.js';
 
-/** The longest `envTag` a registration stores (the column's length). */
-export const MAX_ENV_TAG = 255;
+export { MAX_ENV_TAG } from './service-fields.js';
 
 /** The config server's limits for a product's address parts (DESIGN 7), so a registration can name any product layer. */
 export const MAX_PRODUCT_ID = 128;
@@ -20,18 +20,11 @@ const namesProduct = (params: RegisterParams): boolean =>
  * host-like field a client sends is dropped with the other unknown fields.
  */
 export class RegisterParams {
-  @Transform(trim)
-  @IsString()
-  @Length(1, 255)
-  @NoControlChars()
+  @ServiceIdField()
   serviceId!: string;
 
   /** Blank counts as absent, as in the binding rule. */
-  @IsOptional()
-  @Transform(trimToUndefined)
-  @IsString()
-  @MaxLength(MAX_ENV_TAG)
-  @NoControlChars()
+  @EnvTagField()
   envTag?: string;
 
   @IsOptional()
@@ -40,8 +33,7 @@ export class RegisterParams {
   @NoControlChars()
   version?: string;
 
-  @IsOptional()
-  @IsIn(PROTOCOLS, { message: `protocol must be one of ${PROTOCOLS.join(', ')}` })
+  @ProtocolField()
   protocol?: Protocol;
 
   @IsOptional()
@@ -79,7 +71,6 @@ export class RegisterParams {
   productVersion?: string;
 
   /** The upstream protocol's token, accepted when the upgrade carried no `Authorization` header. */
-  @IsOptional()
-  @IsString()
+  @JwtField()
   jwt?: string;
 }
