@@ -19,8 +19,9 @@ describe('token lifetime on the socket', () => {
   const runtime = (sid: string, expiresIn: number, extra: Record<string, unknown> = {}) =>
     token({ sid, host: ctl.hostId, env: 'prod', ...extra }, { expiresIn });
 
+  // `exp` has whole seconds, so a token of n s lives n-1 to n s: 3 s leaves a loaded machine time to register.
   it('closes an expired, unrefreshed socket with 1008 and disconnects its instance', async () => {
-    const client = await RpcClient.connect(ctl.wsUrl, { token: await runtime('svc-exp', 1) });
+    const client = await RpcClient.connect(ctl.wsUrl, { token: await runtime('svc-exp', 3) });
     const id = instanceIdOf(await client.call('service/register', { serviceId: 'svc-exp', envTag: 'prod' }));
     expect(await client.waitClosed()).toEqual({ code: 1008, reason: 'Token expired' });
     await ctl.quiesce();
@@ -48,7 +49,7 @@ describe('token lifetime on the socket', () => {
   it("closes a refreshed socket once the new token's own lifetime is over", async () => {
     const client = await RpcClient.connect(ctl.wsUrl, { token: await runtime('svc-short', 60) });
     instanceIdOf(await client.call('service/register', { serviceId: 'svc-short', envTag: 'prod' }));
-    expect((await client.call('session/refresh', { jwt: await runtime('svc-short', 1) })).result).toBeDefined();
+    expect((await client.call('session/refresh', { jwt: await runtime('svc-short', 3) })).result).toBeDefined();
     expect(await client.waitClosed()).toEqual({ code: 1008, reason: 'Token expired' });
   });
 
