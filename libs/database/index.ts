@@ -11,5 +11,14 @@ export { resolveDatabase, type ResolvedDatabase } from './resolve-url.js';
 export { propertyChange, sameJson } from './property-change.js';
 export { compareKeys, sortedRecord } from './sorted.js';
 export type { SortOrder } from './sort-order.js';
+export {
+  Keyset,
+  withTieBreaker,
+  type KeyColumn,
+  type KeysetPage,
+  type KeyType,
+  type KeyValue,
+  type PageWindow,
+} from './keyset.js';
 export { parseTimestamptz } from './timestamps.js';
 export { migrations, type MigrationStep, type SteppedMigration } from './migrations/index.js';

@@ -19,11 +19,12 @@ async function outcome(query: object, metadata: ArgumentMetadata = QUERY): Promi
 
 describe('validationPipe', () => {
   it('transforms a valid query into its DTO, and refuses what breaks a rule', async () => {
-    expect(await outcome({})).toEqual(Object.assign(new PageQueryDto(), { offset: 0, limit: 20 }));
+    // No offset default on the DTO: `offset` given beside `cursor` must be told from none (the service reads 0).
+    expect(await outcome({})).toEqual(Object.assign(new PageQueryDto(), { limit: 20 }));
     const page = await outcome({ offset: '5', limit: '7' });
     expect(page).toBeInstanceOf(PageQueryDto);
     expect(page).toEqual(Object.assign(new PageQueryDto(), { offset: 5, limit: 7 }));
-    for (const refused of [{ limit: ['7', '8'] }, { limit: '0' }, { limit: '1001' }]) {
+    for (const refused of [{ limit: ['7', '8'] }, { limit: '0' }, { limit: '1001' }, { offset: '0', cursor: 'abc' }]) {
       expect(await outcome(refused)).toBeInstanceOf(ProblemException);
     }
   });

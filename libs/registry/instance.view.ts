@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { INSTANCE_STATUSES, PROTOCOLS, type InstanceStatus, type Protocol, type RuntimeInstance } from '#database';
 import { isoTime } from '#platform';
+import { PageFields } from '../platform/paging.js';
 
 /** An instance in `GET /instances` (operators); a class only so the OpenAPI document can describe it. */
 export class InstanceView {
@@ -47,10 +48,7 @@ export class InstanceView {
   readonly controllerId!: string;
 }
 
-export class InstancePage {
-  @ApiProperty({ type: 'integer', description: 'all matches, not just this page' })
-  readonly total!: number;
-
+export class InstancePage extends PageFields {
   @ApiProperty({ type: [InstanceView] })
   readonly instances!: readonly InstanceView[];
 }

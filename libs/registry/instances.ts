@@ -1,5 +1,6 @@
 import type { RuntimeInstanceRepository } from '#database';
 import { isGlobalAdmin, type Principal } from '#token-binding';
+import { pageBody, pageWindow } from '../platform/cursor.js';
 import { toInstanceView, type InstancePage } from './instance.view.js';
 import type { ListInstancesQuery } from './list-instances.query.js';
 
@@ -13,13 +14,23 @@ export function registryHostOf(principal: Principal, requested: string | undefin
   return principal.host ?? '';
 }
 
-/** One page of the shared registry, as both the controller's `/instances` and the api's `/registry/instances` answer it. */
+/**
+ * One page of the shared registry, as both the controller's `/instances` and the api's `/registry/instances`
+ * answer it: from an offset or after a cursor's instance (DESIGN 4.2), so either process continues the other's.
+ */
 export async function listInstances(
   instances: RuntimeInstanceRepository,
   principal: Principal,
   query: ListInstancesQuery,
 ): Promise<InstancePage> {
-  const hostId = registryHostOf(principal, query.hostId);
-  const [rows, total] = await instances.page({ ...query, hostId }, query.offset, query.limit);
-  return { total, instances: rows.map(toInstanceView) };
+  const filter = {
+    hostId: registryHostOf(principal, query.hostId),
+    serviceId: query.serviceId,
+    envTag: query.envTag,
+    status: query.status,
+  };
+  const scope = { list: 'instances', filter };
+  const window = pageWindow(query, scope, instances.keyset.accepts);
+  const page = await instances.page(filter, window);
+  return pageBody(window, scope, page, 'instances', page.rows.map(toInstanceView));
 }

@@ -339,6 +339,8 @@ describe('registry', () => {
           controllerId: expect.any(String),
         },
       ],
+      // The second instance follows: its page is the cursor's (DESIGN 4.2).
+      next: expect.any(String),
     });
     await client.close();
     await controller.quiesce();

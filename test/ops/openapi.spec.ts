@@ -175,7 +175,18 @@ describe('OpenAPI document at /docs/openapi.json', () => {
 
   it('documents list parameters and the request body', () => {
     const names = doc.paths['/tags'].get.parameters!.map((p) => p.name).sort();
-    expect(names).toEqual(['hostId', 'include', 'limit', 'offset', 'q', 'sort', 'tagDesc', 'tagName']);
+    expect(names).toEqual([
+      'cursor',
+      'hostId',
+      'include',
+      'limit',
+      'offset',
+      'q',
+      'sort',
+      'tagDesc',
+      'tagName',
+      'total',
+    ]);
     expect(doc.paths['/tags'].post.requestBody).toBeDefined();
   });
 
@@ -225,8 +236,11 @@ describe('OpenAPI document at /docs/openapi.json', () => {
       const page = doc.components.schemas[`${typeName}Page`];
       expect(page.properties).toEqual({
         total: expect.objectContaining({ type: 'integer' }),
+        next: expect.objectContaining({ type: 'string' }),
         [type]: { type: 'array', items: { $ref: `#/components/schemas/${typeName}View` } },
       });
+      // Absent on a cursor page (total) and on the last page (next): DESIGN 4.2.
+      expect(page.required).toEqual([type]);
       const list = operation(doc, `/${type}`, 'get');
       expect(list.responses['200']?.content?.['application/json']?.schema).toEqual({
         $ref: `#/components/schemas/${typeName}Page`,
@@ -245,7 +259,7 @@ describe('OpenAPI document at /docs/openapi.json', () => {
       const names = operation(doc, `/${type}`, 'get')
         .parameters!.map((p) => p.name)
         .sort();
-      expect(names).toEqual(['hostId', 'limit', 'offset', 'sort', 'tagMatch', 'tagNames']);
+      expect(names).toEqual(['cursor', 'hostId', 'limit', 'offset', 'sort', 'tagMatch', 'tagNames', 'total']);
       const tagNames = operation(doc, `/${type}`, 'get').parameters!.find((p) => p.name === 'tagNames');
       expect(tagNames?.schema).toMatchObject({ type: 'array', items: { type: 'string' } });
       for (const [path, method] of [
@@ -299,7 +313,7 @@ describe("the controller's OpenAPI document", () => {
     expectDocumented(controllerDoc, ['/instances', 'get', ['200', '400', '401', '403'], false]);
     const op = operation(controllerDoc, '/instances', 'get');
     const names = op.parameters!.map((p) => p.name).sort();
-    expect(names).toEqual(['envTag', 'hostId', 'limit', 'offset', 'serviceId', 'status']);
+    expect(names).toEqual(['cursor', 'envTag', 'hostId', 'limit', 'offset', 'serviceId', 'status', 'total']);
     const page = component(controllerDoc, op.responses['200'].content!['application/json'].schema!);
     expect(page.properties?.instances).toEqual({
       type: 'array',

@@ -10,7 +10,7 @@ import {
   type TaggableEntity,
   type Tx,
 } from '#database';
-import { badRequest, conflict, newId, parseSort, ProblemException } from '#platform';
+import { badRequest, conflict, newId, parseSort, ProblemException, pageBody, pageWindow } from '#platform';
 import type { Principal } from '#token-binding';
 import { visibleRow, writableRow } from '../common/access-checks.js';
 import type { VersionCondition } from '../common/etag.js';
@@ -70,35 +70,28 @@ export class EntitiesService {
     });
   }
 
+  /** GET /{type}: filtered by host and tag names, sorted, from an offset or after a cursor's entity. */
   async list(def: EntityTypeDefinition, principal: Principal, query: ListEntitiesQuery): Promise<EntityPage> {
     const sort = parseSort(query.sort, [...def.sortFields, def.idField, 'updateTs'], def.sortFields[0]);
+    const visibility = visibilityOf(principal);
     const names = query.tagNames ?? [];
+    const filter = { visibility, hostId: query.hostId, tagNames: names.map((n) => n.toLowerCase()).sort(), sort };
+    const scope = { list: def.path, filter: names.length > 0 ? { ...filter, tagMatch: query.tagMatch } : filter };
+    const window = pageWindow(query, scope, this.entities.keyset(def, sort).accepts);
     let tags: TagCondition | undefined;
     if (names.length > 0) {
-      const found = await this.tagStore.idsNamed(visibilityOf(principal), names);
+      const found = await this.tagStore.idsNamed(visibility, names);
       // A name that names no visible tag matches nothing: with `all` no entity can carry every name.
       if (found.length === 0 || (query.tagMatch === 'all' && found.length < names.length)) {
-        return { total: 0, [def.path]: [] };
+        return pageBody(window, scope, { total: 0 }, def.path, []);
       }
       tags = { tagIds: found, match: query.tagMatch };
     }
-    const { total, rows } = await this.entities.page(def, {
-      visibility: visibilityOf(principal),
-      offset: query.offset,
-      limit: query.limit,
-      sort,
-      hostId: query.hostId,
-      tags,
-    });
-    const links = await this.links.tagIdsOf(
-      def.entityType,
-      rows.map((row) => idOf(def, row)),
-      visibilityOf(principal),
-    );
-    return {
-      total,
-      [def.path]: rows.map((row) => toEntityView(def, row, links.get(idOf(def, row)) ?? [])),
-    };
+    const page = await this.entities.page(def, { ...window, visibility, sort, hostId: query.hostId, tags });
+    const ids = page.rows.map((row) => idOf(def, row));
+    const links = await this.links.tagIdsOf(def.entityType, ids, visibility);
+    const views = page.rows.map((row) => toEntityView(def, row, links.get(idOf(def, row)) ?? []));
+    return pageBody(window, scope, page, def.path, views);
   }
 
   async get(def: EntityTypeDefinition, principal: Principal, id: string): Promise<EntityView> {

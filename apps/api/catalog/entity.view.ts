@@ -1,15 +1,15 @@
 import type { Type } from '@nestjs/common';
 import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 import { getMetadataArgsStorage } from 'typeorm';
-import { ID_PATTERN, isoTime } from '#platform';
+import { ID_PATTERN, isoTime, PageFields } from '#platform';
 import type { EntityTypeDefinition } from './entity-types.js';
 import type { TaggableEntity } from '#database';
 
 /** An entity on the wire (DESIGN 5.1): its id, hostId, own fields, audit fields and sorted tagIds. */
 export type EntityView = Readonly<Record<string, string | number | null | readonly string[]>>;
 
-/** `{ total, schemas }` (or `products`, `documents`). */
-export type EntityPage = Readonly<Record<string, number | readonly EntityView[]>>;
+/** `{ total, schemas, next }` (or `products`, `documents`; `total` and `next` as DESIGN 4.2 says). */
+export type EntityPage = Readonly<Record<string, number | string | readonly EntityView[]>>;
 
 /** A text property the definition names (type-checked against the class where it is defined). */
 export function textOf(source: object, property: string): string | null {
@@ -35,9 +35,13 @@ export function toEntityView(def: EntityTypeDefinition, row: TaggableEntity, tag
 /** `schema` to `Schema`, for the per-type class names (controllers, OpenAPI schemas). */
 export const pascal = (word: string): string => `${word[0]?.toUpperCase() ?? ''}${word.slice(1)}`;
 
-/** A class that exists only to carry OpenAPI metadata: `properties` in wire order. */
-function describedClass(name: string, properties: Readonly<Record<string, ApiPropertyOptions>>): Type<unknown> {
-  const described = class {};
+/** A class that exists only to carry OpenAPI metadata: `properties` in wire order, after those of `base`. */
+function describedClass(
+  name: string,
+  properties: Readonly<Record<string, ApiPropertyOptions>>,
+  base: Type<object> = class {},
+): Type<unknown> {
+  const described = class extends base {};
   Object.defineProperty(described, 'name', { value: name });
   for (const [property, options] of Object.entries(properties)) ApiProperty(options)(described.prototype, property);
   return described;
@@ -74,10 +78,7 @@ export function entityViewClasses(def: EntityTypeDefinition): { view: Type<unkno
     aggregateVersion: { type: 'integer', example: 1, description: 'also sent as the ETag W/"<n>"' },
     tagIds: { type: [String], description: 'ids of the visible tags linked to it, sorted' },
   });
-  const page = describedClass(`${pascal(def.entityType)}Page`, {
-    total: { type: 'integer', description: 'all matches, not just this page' },
-    [def.path]: { type: [view] },
-  });
+  const page = describedClass(`${pascal(def.entityType)}Page`, { [def.path]: { type: [view] } }, PageFields);
   const classes = { view, page };
   views.set(def, classes);
   return classes;

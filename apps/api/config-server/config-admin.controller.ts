@@ -45,7 +45,7 @@ export class ConfigAdminController {
   @ApiResponse(problemResponse(400, 'Invalid or repeated query parameter'))
   @ApiResponse(OTHER_HOST)
   layers(@CurrentPrincipal() principal: Principal, @Query() query: LayersQueryDto): Promise<LayerPage> {
-    return this.admin.list(listedHost(principal, query.host), query.offset, query.limit);
+    return this.admin.list(listedHost(principal, query.host), query);
   }
 
   @Put('properties')

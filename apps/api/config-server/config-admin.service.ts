@@ -9,7 +9,7 @@ import {
   type LayerAddress,
   type Tx,
 } from '#database';
-import { preconditionFailed } from '#platform';
+import { preconditionFailed, pageBody, pageWindow, type PageQuery } from '#platform';
 import { versionMatches, type VersionCondition } from '../common/etag.js';
 import {
   toLayerSummaryView,
@@ -134,10 +134,12 @@ export class ConfigAdminService {
     await appended?.announced;
   }
 
-  /** `GET /config-server/admin/layers`: the addresses that have a layer, for pickers (DESIGN 7). */
-  async list(host: string | undefined, offset: number, limit: number): Promise<LayerPage> {
-    const { total, layers } = await this.layers.page(host, offset, limit);
-    return { total, layers: layers.map(toLayerSummaryView) };
+  /** `GET /config-server/admin/layers`: the addresses that have a layer, for pickers (DESIGN 7), paged. */
+  async list(host: string | undefined, query: PageQuery): Promise<LayerPage> {
+    const scope = { list: 'config-layers', filter: { host } };
+    const window = pageWindow(query, scope, this.layers.keyset.accepts);
+    const page = await this.layers.page(host, window);
+    return pageBody(window, scope, page, 'layers', page.rows.map(toLayerSummaryView));
   }
 
   /** Creates or touches the layer (holding its row lock), then checks `If-Match` against its version before. */

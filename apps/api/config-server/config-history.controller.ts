@@ -38,7 +38,7 @@ export class ConfigHistoryController {
   @ApiResponse(BAD_ADDRESS)
   @ApiResponse(OTHER_HOST)
   list(@CurrentPrincipal() principal: Principal, @Query() query: HistoryQueryDto): Promise<LayerHistoryPage> {
-    return this.history.list(ownLayer(principal, layerAddress(query)), query.offset, query.limit);
+    return this.history.list(ownLayer(principal, layerAddress(query)), query);
   }
 
   @Get('history/:version')

@@ -8,7 +8,7 @@ import {
   type LayerAddress,
   type LayerVersionContent,
 } from '#database';
-import { KEPT_VERSIONS, notFound, SETTINGS, type Settings } from '#platform';
+import { KEPT_VERSIONS, notFound, SETTINGS, type Settings, pageBody, pageWindow, type PageQuery } from '#platform';
 import { versionMatches, type VersionCondition } from '../common/etag.js';
 import { stale, type Versioned } from './config-admin.service.js';
 import {
@@ -71,13 +71,15 @@ export class ConfigHistoryService implements OnModuleInit, OnApplicationShutdown
     return this.history.prune(historyDays, KEPT_VERSIONS, historyMaxVersions);
   }
 
-  /** Newest first; a layer that never existed has no versions. */
-  async list(address: LayerAddress, offset: number, limit: number): Promise<LayerHistoryPage> {
+  /** Newest first, from an offset or after a cursor's version; a layer that never existed has no versions. */
+  async list(address: LayerAddress, query: PageQuery): Promise<LayerHistoryPage> {
+    const scope = { list: 'config-history', filter: address };
+    const window = pageWindow(query, scope, this.history.keyset.accepts);
     const layer = await this.layers.find(address);
-    if (layer === null) return { total: 0, versions: [] };
-    const page = await this.history.page(layer.layerId, offset, limit);
-    const ref = { layerId: layer.layerId, address };
-    return toHistoryPage({ total: page.total, versions: await this.reader.withDigests(ref, page.versions) });
+    if (layer === null) return toHistoryPage(pageBody(window, scope, { total: 0 }, 'versions', []));
+    const page = await this.history.page(layer.layerId, window);
+    const versions = await this.reader.withDigests({ layerId: layer.layerId, address }, page.rows);
+    return toHistoryPage(pageBody(window, scope, page, 'versions', versions));
   }
 
   async version(address: LayerAddress, version: number, withContents: boolean): Promise<LayerVersionContentView> {

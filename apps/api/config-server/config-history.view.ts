@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import type { FilesByKind, JsonValue, LayerVersionContent, LayerVersionRecord } from '#database';
 import { LayerAddressView } from './config-layer.view.js';
-import { isoTime } from '#platform';
+import { isoTime, PageFields } from '#platform';
 
 /** Classes only for the OpenAPI document (DESIGN 14). */
 
@@ -45,10 +45,7 @@ export class LayerVersionView {
   readonly change!: LayerChangeView;
 }
 
-export class LayerHistoryPage {
-  @ApiProperty({ type: 'integer', description: 'versions kept for this layer, not just this page' })
-  readonly total!: number;
-
+export class LayerHistoryPage extends PageFields {
   @ApiProperty({ type: [LayerVersionView], description: 'newest first' })
   readonly versions!: readonly LayerVersionView[];
 }
@@ -94,8 +91,8 @@ function toVersionView(record: LayerVersionRecord): LayerVersionView {
   };
 }
 
-export function toHistoryPage(page: { total: number; versions: LayerVersionRecord[] }): LayerHistoryPage {
-  return { total: page.total, versions: page.versions.map(toVersionView) };
+export function toHistoryPage(page: { versions: LayerVersionRecord[] } & PageFields): LayerHistoryPage {
+  return { ...page, versions: page.versions.map(toVersionView) };
 }
 
 export function toVersionContentView(content: LayerVersionContent): LayerVersionContentView {

@@ -1,3 +1,4 @@
+import { PageFields } from '#platform';
 import { ApiProperty } from '@nestjs/swagger';
 import type { JsonValue } from './config-values.js';
 import type { LayerSummary } from '#database';
@@ -93,10 +94,7 @@ export class LayerSummaryView extends LayerAddressView {
   readonly files!: number;
 }
 
-export class LayerPage {
-  @ApiProperty({ type: 'integer', description: 'all layers matching, not just this page' })
-  readonly total!: number;
-
+export class LayerPage extends PageFields {
   @ApiProperty({ type: [LayerSummaryView] })
   readonly layers!: readonly LayerSummaryView[];
 }

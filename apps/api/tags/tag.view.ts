@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { Tag } from '#database';
-import { isoTime } from '#platform';
+import { isoTime, PageFields } from '#platform';
 
 /** A tag on the wire (DESIGN 4.1); a class only so the OpenAPI document can describe it. */
 export class TagView {
@@ -34,10 +34,7 @@ export class TagView {
   readonly usage?: Readonly<Record<string, number>>;
 }
 
-export class TagPage {
-  @ApiProperty({ description: 'all matches, not just this page' })
-  readonly total!: number;
-
+export class TagPage extends PageFields {
   @ApiProperty({ type: [TagView] })
   readonly tags!: readonly TagView[];
 }
@@ -50,10 +47,7 @@ export class TaggedEntityView {
   readonly entityId!: string;
 }
 
-export class TaggedEntityPage {
-  @ApiProperty({ description: 'all the visible entities carrying the tag, not just this page' })
-  readonly total!: number;
-
+export class TaggedEntityPage extends PageFields {
   @ApiProperty({ type: [TaggedEntityView], description: 'sorted by entityType, then entityId' })
   readonly entities!: readonly TaggedEntityView[];
 }

@@ -10,7 +10,7 @@ import {
   UnitOfWork,
   type Tx,
 } from '#database';
-import { badRequest, conflict, newId, likePattern, parseSort } from '#platform';
+import { badRequest, conflict, newId, likePattern, parseSort, pageBody, pageWindow } from '#platform';
 import type { Principal } from '#token-binding';
 import { visibleRow, writableRow, type ResourceName } from '../common/access-checks.js';
 import type { VersionCondition } from '../common/etag.js';
@@ -63,24 +63,25 @@ export class TagsService {
     return view;
   }
 
+  /** GET /tags: filtered and sorted, from an offset or after a cursor's tag (DESIGN 4.2). */
   async list(principal: Principal, query: ListTagsQuery): Promise<TagPage> {
     const sort = parseSort(query.sort, [...TAG_SORT_KEYS], 'tagName');
     const pattern = (value: string | undefined): string | undefined =>
       value === undefined ? undefined : likePattern(value);
-    const { total, tags } = await this.tags.page(
-      {
-        visibility: visibilityOf(principal),
-        tagName: pattern(query.tagName),
-        tagDesc: pattern(query.tagDesc),
-        q: pattern(query.q),
-        hostId: query.hostId,
-      },
-      sort,
-      query.offset,
-      query.limit,
-    );
-    const views = tags.map(toTagView);
-    return { total, tags: query.include === 'usage' ? await this.withUsage(principal, views) : views };
+    const filter = {
+      visibility: visibilityOf(principal),
+      tagName: pattern(query.tagName),
+      tagDesc: pattern(query.tagDesc),
+      q: pattern(query.q),
+      hostId: query.hostId,
+    };
+    const keyset = this.tags.keyset(sort);
+    const scope = { list: 'tags', filter: { ...filter, sort } };
+    const window = pageWindow(query, scope, keyset.accepts);
+    const page = await this.tags.page(filter, keyset, window);
+    const views = page.rows.map(toTagView);
+    const tags = query.include === 'usage' ? await this.withUsage(principal, views) : views;
+    return pageBody(window, scope, page, 'tags', tags);
   }
 
   async get(principal: Principal, tagId: string, include?: 'usage'): Promise<TagView> {
@@ -90,15 +91,13 @@ export class TagsService {
 
   /** GET /tags/{tagId}/entities: the visible entities carrying a visible tag, by type then id. */
   async entities(principal: Principal, tagId: string, query: TagEntitiesQuery): Promise<TaggedEntityPage> {
+    const visibility = visibilityOf(principal);
+    const scope = { list: 'tag-entities', filter: { tagId, visibility, entityType: query.entityType } };
+    // A refused cursor is bad input, answered before whether the tag exists (DESIGN 3's order).
+    const window = pageWindow(query, scope, this.links.entitiesKeyset.accepts);
     visibleRow(principal, TAG, tagId, await this.tags.findById(tagId));
-    return this.links.entitiesOf(
-      TAGGABLE_TABLES,
-      tagId,
-      visibilityOf(principal),
-      query.entityType,
-      query.offset,
-      query.limit,
-    );
+    const page = await this.links.entitiesOf(TAGGABLE_TABLES, tagId, visibility, query.entityType, window);
+    return pageBody(window, scope, page, 'entities', page.rows);
   }
 
   /** Adds per-type counts of the entities the caller can see: one statement for the whole page. */

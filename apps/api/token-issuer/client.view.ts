@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { OAuthClient } from '#database';
-import { isoTime } from '#platform';
+import { isoTime, PageFields } from '#platform';
 
 /** A client record as the admin API shows it: never a secret or its hash. */
 export class ClientView {
@@ -22,8 +22,7 @@ export class ClientWithSecretView extends ClientView {
   @ApiProperty({ description: 'shown once; store it now' }) clientSecret!: string;
 }
 
-export class ClientPage {
-  @ApiProperty() total!: number;
+export class ClientPage extends PageFields {
   @ApiProperty({ type: [ClientView] }) clients!: ClientView[];
 }
 

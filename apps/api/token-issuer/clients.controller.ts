@@ -36,11 +36,11 @@ export class ClientsController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List clients in clientId order, paged' })
+  @ApiOperation({ summary: 'List clients in clientId order, paged by offset or cursor' })
   @ApiOkResponse({ type: ClientPage })
   @ApiResponse(problemResponse(400, 'Invalid or repeated query parameter'))
   list(@CurrentPrincipal() principal: Principal, @Query() query: PageQueryDto): Promise<ClientPage> {
-    return this.clients.list(principal, query.offset, query.limit);
+    return this.clients.list(principal, query);
   }
 
   @Get(':clientId')

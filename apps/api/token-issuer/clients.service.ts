@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DuplicateKeyError, OAuthClientRepository, type ClientOwner } from '#database';
-import { badRequest, conflict, forbidden, newId, notFound } from '#platform';
+import { badRequest, conflict, forbidden, newId, notFound, pageBody, pageWindow, type PageQuery } from '#platform';
 import { can, capabilitiesOf, isGlobalAdmin, KNOWN_SCOPES, OPERATOR_SCOPES, type Principal } from '#token-binding';
 import { generateSecret, hashSecret } from './client-secrets.js';
 import { toClientView, type ClientPage, type ClientView, type ClientWithSecretView } from './client.view.js';
@@ -60,9 +60,13 @@ export class ClientsService {
     }
   }
 
-  async list(principal: Principal, offset: number, limit: number): Promise<ClientPage> {
-    const [clients, total] = await this.clients.page(offset, limit, ownerOf(principal));
-    return { total, clients: clients.map(toClientView) };
+  /** The clients this caller manages, by client id, from an offset or after a cursor's client. */
+  async list(principal: Principal, query: PageQuery): Promise<ClientPage> {
+    const owner = ownerOf(principal);
+    const scope = { list: 'oauth-clients', filter: { owner } };
+    const window = pageWindow(query, scope, this.clients.keyset.accepts);
+    const page = await this.clients.page(window, owner);
+    return pageBody(window, scope, page, 'clients', page.rows.map(toClientView));
   }
 
   /** Another host's client is answered as if it did not exist (DESIGN 16). */

@@ -21,6 +21,8 @@ const TRIMMED = `~ '^\\S(.*\\S)?$'`;
   where: 'product_id is not null',
 })
 @Index('ix_config_layer_data_key', ['dataKeyId'])
+// The operators' list order (migration KeysetIndexes): NULLS FIRST on env_tag, which TypeORM cannot declare.
+@Index('ix_config_layer_keyset', { synchronize: false })
 export class ConfigLayer {
   /** bigint: the pg driver returns it as a string. */
   @PrimaryGeneratedColumn('identity', {

@@ -1,7 +1,7 @@
 import { IdColumn, TaggableEntity, TaggableTable, TextColumn } from './taggable.entity.js';
 
 /** A schema (table `schema`, DESIGN 5.1). */
-@TaggableTable('schema')
+@TaggableTable('schema', 'ix_schema_name_keyset')
 export class SchemaEntity extends TaggableEntity {
   @IdColumn('schema') schemaId!: string;
   @TextColumn('schema_name', 100, false) schemaName!: string;

@@ -2,14 +2,16 @@ import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
  * The table of a taggable entity type, as migration CreateEntities makes each one: the id's format check
- * `ck_<table>_id_format` and the index `ix_<table>_host_id`.
+ * `ck_<table>_id_format` and the index `ix_<table>_host_id`; `keysetIndex` is the index of its default list
+ * order (migration KeysetIndexes), on an expression TypeORM cannot declare, so named and left to the migration.
  */
 export const TaggableTable =
-  (table: string): ClassDecorator =>
+  (table: string, keysetIndex: string): ClassDecorator =>
   (target) => {
     Entity({ name: table })(target);
     Check(`ck_${table}_id_format`, `${table}_id ~ '^[A-Za-z0-9_-]{1,22}$'`)(target);
     Index(`ix_${table}_host_id`, ['hostId'])(target);
+    Index(keysetIndex, { synchronize: false })(target);
   };
 
 /** An entity's id column: `<table>_id`, 1..22 characters, primary key `pk_<table>` (DESIGN 5.1). */

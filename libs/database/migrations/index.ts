@@ -18,6 +18,7 @@ import { ConfigHistoryLeanAppend1763700014100 } from './1763700014100-config-his
 import { ConfigPropertiesReplace1763700015000 } from './1763700015000-config-properties-replace.js';
 import { ConfigEncryption1763700016000 } from './1763700016000-config-encryption.js';
 import { ConfigLayerDataKey1763700016500 } from './1763700016500-config-layer-data-key.js';
+import { KeysetIndexes1763700017000 } from './1763700017000-keyset-indexes.js';
 
 /** Every migration, oldest first; add new ones at the end. Each says its step (expand or contract). */
 export const migrations: (new () => SteppedMigration)[] = [
@@ -40,6 +41,7 @@ export const migrations: (new () => SteppedMigration)[] = [
   ConfigPropertiesReplace1763700015000,
   ConfigEncryption1763700016000,
   ConfigLayerDataKey1763700016500,
+  KeysetIndexes1763700017000,
 ];
 
 export type { MigrationStep, SteppedMigration } from './step.js';

@@ -8,9 +8,13 @@ import { propertyChange } from '../property-change.js';
 import { afterCommit, BaseRepository, type Tx } from '../repository.js';
 import { sortedRecord } from '../sorted.js';
 import { FEED_LOCK } from './change-event.repository.js';
+import type { KeysetPage, PageWindow } from '../keyset.js';
 import {
   APPEND,
+  COUNT_VERSIONS,
   DROP_UNUSED_KEYS,
+  HISTORY_KEYSET,
+  historyPage,
   PRUNE,
   REMOVE_PROPERTIES,
   REPLACE_PROPERTIES,
@@ -28,6 +32,9 @@ import type {
 import { VersionAnnouncer } from './version-announcer.js';
 
 export { CONFIG_CHANNEL } from './version-announcer.js';
+
+/** A version in a history page: its record, and a sealed version's file references. */
+type HistoryRecord = LayerVersionRecord & { fileRefs: FilesByKind<string> | null };
 export type {
   AppendedVersion,
   LayerVersionContent,
@@ -220,24 +227,17 @@ export class ConfigHistoryRepository extends BaseRepository {
     return new Promise((settle) => afterCommit(tx, () => void announcer.announce(payload).then(() => settle())));
   }
 
-  /** The layer's versions, newest first (with a sealed version's file references), and how many are kept. */
-  async page(
-    layerId: string,
-    offset: number,
-    limit: number,
-  ): Promise<{ total: number; versions: (LayerVersionRecord & { fileRefs: FilesByKind<string> | null })[] }> {
-    const [versions, counted] = await Promise.all([
-      this.manager.query<(LayerVersionRecord & { fileRefs: FilesByKind<string> | null })[]>(
-        `select version, at, actor, reason, change, file_refs as "fileRefs" from config_layer_version
-          where layer_id = $1 order by version desc offset $2 limit $3`,
-        [layerId, offset, limit],
-      ),
-      this.manager.query<{ total: number }[]>(
-        'select count(*)::int as total from config_layer_version where layer_id = $1',
-        [layerId],
-      ),
+  /** The order of `page`, whose cursors carry a version number. */
+  readonly keyset = HISTORY_KEYSET;
+
+  /** The layer's versions, newest first (a sealed version with its file references), and how many are kept. */
+  async page(layerId: string, window: PageWindow): Promise<KeysetPage<HistoryRecord>> {
+    const [rows, counted] = await Promise.all([
+      this.manager.query<HistoryRecord[]>(...historyPage(layerId, window)),
+      window.withTotal ? this.manager.query<{ total: number }[]>(COUNT_VERSIONS, [layerId]) : undefined,
     ]);
-    return { total: counted[0]?.total ?? 0, versions };
+    const { rows: versions, next } = HISTORY_KEYSET.pageOf(rows, window.limit);
+    return { rows: versions, next, ...(counted === undefined ? {} : { total: counted[0]?.total ?? 0 }) };
   }
 
   /**

@@ -1,3 +1,6 @@
+import { Keyset, type PageWindow } from '../keyset.js';
+import { bind } from '../repository.js';
+
 /**
  * Appends the layer's current content as its version, with the names that changed and its `config.changed`
  * event, and when $5 the NOTIFY the push listens for (delivered at commit); $6 false: the change wrote no
@@ -121,3 +124,23 @@ export const STORED_VERSION = `
   select version, at, actor, reason, change, properties, files,
          case when $3 then file_contents end as file_contents, data_key_id, sealed_properties, file_refs
     from config_layer_version where layer_id = $1 and version = $2`;
+
+/** A layer's versions in the order of its history list: newest first (the primary key, read backwards). */
+export const HISTORY_KEYSET = new Keyset([{ sql: 'version', type: 'integer', descending: true }]);
+
+/** The page of `window` of the layer's versions (one row more: whether an older one follows). */
+export function historyPage(layerId: string, window: PageWindow): [string, unknown[]] {
+  const parameters: unknown[] = [layerId];
+  const after =
+    window.after === undefined ? '' : `and ${HISTORY_KEYSET.after(window.after, (v) => bind(parameters, v))}`;
+  return [
+    `select version, at, actor, reason, change, file_refs as "fileRefs", ${HISTORY_KEYSET.select()}
+       from config_layer_version where layer_id = $1 ${after}
+      order by ${HISTORY_KEYSET.orderBy()}
+     offset ${bind(parameters, window.offset)} limit ${bind(parameters, window.limit + 1)}`,
+    parameters,
+  ];
+}
+
+/** How many versions the layer $1 keeps. */
+export const COUNT_VERSIONS = 'select count(*)::int as total from config_layer_version where layer_id = $1';

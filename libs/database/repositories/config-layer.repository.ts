@@ -9,7 +9,8 @@ import {
   type LayerAddress,
   type Stored,
 } from '../entities/config-types.js';
-import { BaseRepository } from '../repository.js';
+import { Keyset, type KeysetPage, type PageWindow } from '../keyset.js';
+import { BaseRepository, bind } from '../repository.js';
 import { mergeByRank, storedByKey, type MergedRow } from './merged-values.js';
 import { sortedRecord } from '../sorted.js';
 
@@ -33,6 +34,16 @@ interface LayerSummaryRow {
   readonly certs: number;
   readonly files: number;
 }
+
+/** The operators' list order: by address, absent parts where the address index puts them, the id last. */
+const LAYER_KEYSET = new Keyset([
+  { sql: 'l.host', type: 'text' },
+  { sql: 'l.service_id', type: 'text', nullable: true, nulls: 'last' },
+  { sql: 'l.product_id', type: 'text', nullable: true },
+  { sql: 'l.product_version', type: 'text', nullable: true },
+  { sql: 'l.env_tag', type: 'text', nullable: true, nulls: 'first' },
+  { sql: 'l.layer_id', type: 'bigint' },
+]);
 
 /** How a write treats what the layer already holds. */
 export type WriteMode = 'replace' | 'keep-existing';
@@ -145,46 +156,51 @@ export class ConfigLayerRepository extends BaseRepository {
     };
   }
 
-  /** The layers of `host` (all hosts when undefined) with how much each holds, in address order. */
-  async page(
-    host: string | undefined,
-    offset: number,
-    limit: number,
-  ): Promise<{ total: number; layers: LayerSummary[] }> {
-    const where = host === undefined ? '' : 'where l.host = $3';
-    const parameters: unknown[] = host === undefined ? [offset, limit] : [offset, limit, host];
+  /** The order of `page`, whose cursors carry a layer's address and id. */
+  readonly keyset = LAYER_KEYSET;
+
+  /**
+   * The layers of `host` (all hosts when undefined) with how much each holds, in address order (index
+   * ix_config_layer_keyset), from `window`'s offset or after its layer; the count only when it asks.
+   */
+  async page(host: string | undefined, window: PageWindow): Promise<KeysetPage<LayerSummary>> {
+    const parameters: unknown[] = host === undefined ? [] : [host];
+    const where = host === undefined ? 'where true' : 'where l.host = $1';
+    const after =
+      window.after === undefined ? '' : `and ${LAYER_KEYSET.after(window.after, (v) => bind(parameters, v))}`;
     const [rows, counted] = await Promise.all([
       this.manager.query<LayerSummaryRow[]>(
         `select l.host, l.service_id, l.product_id, l.product_version, l.env_tag, l.aggregate_version,
                 (select count(*)::int from config_property p where p.layer_id = l.layer_id) as properties,
                 (select count(*)::int from config_file f where f.layer_id = l.layer_id and f.kind = 'cert') as certs,
-                (select count(*)::int from config_file f where f.layer_id = l.layer_id and f.kind = 'file') as files
-           from config_layer l ${where}
-          order by l.host, l.service_id nulls last, l.product_id, l.product_version, l.env_tag nulls first
-          offset $1 limit $2`,
+                (select count(*)::int from config_file f where f.layer_id = l.layer_id and f.kind = 'file') as files,
+                ${LAYER_KEYSET.select()}
+           from config_layer l ${where} ${after}
+          order by ${LAYER_KEYSET.orderBy()}
+         offset ${bind(parameters, window.offset)} limit ${bind(parameters, window.limit + 1)}`,
         parameters,
       ),
-      this.manager.query<{ total: number }[]>(
-        `select count(*)::int as total from config_layer l ${host === undefined ? '' : 'where l.host = $1'}`,
-        host === undefined ? [] : [host],
-      ),
+      window.withTotal
+        ? this.manager.query<{ total: number }[]>(`select count(*)::int as total from config_layer l ${where}`, [
+            ...(host === undefined ? [] : [host]),
+          ])
+        : undefined,
     ]);
-    return {
-      total: counted[0]?.total ?? 0,
-      layers: rows.map((row) => ({
-        address: {
-          host: row.host,
-          serviceId: row.service_id,
-          productId: row.product_id,
-          productVersion: row.product_version,
-          envTag: row.env_tag,
-        },
-        version: row.aggregate_version,
-        properties: row.properties,
-        certs: row.certs,
-        files: row.files,
-      })),
-    };
+    const { rows: page, next } = LAYER_KEYSET.pageOf(rows, window.limit);
+    const layers = page.map((row) => ({
+      address: {
+        host: row.host,
+        serviceId: row.service_id,
+        productId: row.product_id,
+        productVersion: row.product_version,
+        envTag: row.env_tag,
+      },
+      version: row.aggregate_version,
+      properties: row.properties,
+      certs: row.certs,
+      files: row.files,
+    }));
+    return { rows: layers, next, ...(counted === undefined ? {} : { total: counted[0]?.total ?? 0 }) };
   }
 
   async writeProperties(

@@ -5,13 +5,17 @@ import type { EntityTable } from '../entities/entity-tables.js';
 import { EntityTag } from '../entities/entity-tag.entity.js';
 import { Tag } from '../entities/tag.entity.js';
 import { BaseRepository, whereVisible, type HostVisibility } from '../repository.js';
+import type { KeysetPage, KeyValue, PageWindow } from '../keyset.js';
 import {
   applyBatchStatement,
   detachTagStatements,
+  ENTITIES_OF_KEYSET,
+  entitiesOfStatements,
   lockEntitiesStatement,
   visibleLinks,
   type LinkBatch,
   type LockedEntity,
+  type Statement,
 } from './entity-link.sql.js';
 
 export type { LinkBatch, LockedEntity } from './entity-link.sql.js';
@@ -248,10 +252,12 @@ export class EntityLinkRepository extends BaseRepository {
     return byTag;
   }
 
+  /** The order of `GET /tags/{tagId}/entities`: by type, then id (together unique for one tag). */
+  readonly entitiesKeyset = ENTITIES_OF_KEYSET;
+
   /**
-   * The page and count statements of `GET /tags/{tagId}/entities`: the tag's links in (type, id) order,
-   * straight from ix_entity_tag_tag (tag_id, entity_type, entity_id), each entity's visibility checked
-   * through its primary key. Exposed so a test can EXPLAIN exactly what runs.
+   * The page and count statements of `GET /tags/{tagId}/entities` (see `entitiesOfStatements`), exposed so a
+   * test can EXPLAIN exactly what runs. The page reads `limit + 1` rows: the extra one says a match follows.
    */
   entitiesOfQueries(
     tables: readonly EntityTable[],
@@ -260,33 +266,31 @@ export class EntityLinkRepository extends BaseRepository {
     entityType: string | undefined,
     offset: number,
     limit: number,
-  ): { page: [string, unknown[]]; count: [string, unknown[]] } {
+    after?: readonly KeyValue[],
+  ): { page: Statement; count: Statement } {
     const types = entityType === undefined ? tables : tables.filter((t) => t.entityType === entityType);
-    const { sql, parameters } = visibleLinks(types, visibility, 'et.tag_id = $1', [tagId]);
-    const n = parameters.length;
-    return {
-      page: [
-        `select l.entity_type as "entityType", l.entity_id as "entityId" from (${sql}) l
-         order by l.entity_type, l.entity_id offset $${n + 1} limit $${n + 2}`,
-        [...parameters, offset, limit],
-      ],
-      count: [`select count(*)::int as total from (${sql}) l`, parameters],
-    };
+    return entitiesOfStatements(types, tagId, visibility, { offset, limit: limit + 1, after });
   }
 
+  /** The page of `window`, and the count when it asks for one (both at once). */
   async entitiesOf(
     tables: readonly EntityTable[],
     tagId: string,
     visibility: HostVisibility,
     entityType: string | undefined,
-    offset: number,
-    limit: number,
-  ): Promise<{ total: number; entities: { entityType: string; entityId: string }[] }> {
-    const { page, count } = this.entitiesOfQueries(tables, tagId, visibility, entityType, offset, limit);
-    const [entities, counted] = await Promise.all([
+    window: PageWindow,
+  ): Promise<KeysetPage<{ entityType: string; entityId: string }>> {
+    const { offset, limit, after } = window;
+    const { page, count } = this.entitiesOfQueries(tables, tagId, visibility, entityType, offset, limit, after);
+    const [rows, counted] = await Promise.all([
       this.manager.query<{ entityType: string; entityId: string }[]>(...page),
-      this.manager.query<{ total: number }[]>(...count),
+      window.withTotal ? this.manager.query<{ total: number }[]>(...count) : undefined,
     ]);
-    return { total: counted[0]?.total ?? 0, entities };
+    const { rows: entities, next } = ENTITIES_OF_KEYSET.pageOf(rows, limit);
+    return {
+      rows: entities.map(({ entityType: type, entityId }) => ({ entityType: type, entityId })),
+      ...(counted === undefined ? {} : { total: counted[0]?.total ?? 0 }),
+      next,
+    };
   }
 }

@@ -1,3 +1,4 @@
+import { Keyset, type KeyValue } from '../keyset.js';
 import { bind, visibilityCondition, type HostVisibility } from '../repository.js';
 
 /** An entity a batch holds (`lockEntities`): its host and its version when locked. */
@@ -151,5 +152,36 @@ export function visibleLinks(
     sql: `select et.tag_id, et.entity_type, et.entity_id from entity_tag et
       where ${where} and et.entity_type ${type} ${visible}`,
     parameters,
+  };
+}
+
+/** `GET /tags/{tagId}/entities` in (type, id) order: one tag's links are unique by the pair. */
+export const ENTITIES_OF_KEYSET = new Keyset([
+  { sql: 'l.entity_type', type: 'text' },
+  { sql: 'l.entity_id', type: 'text' },
+]);
+
+/**
+ * The page and count of the visible entities of `tables` carrying the tag `tagId`, straight from
+ * ix_entity_tag_tag (tag_id, entity_type, entity_id) in its order; a cursor's page starts after its link
+ * (`(type, id) > (...)`, a range of the same index). `rows.limit` is what the page reads.
+ */
+export function entitiesOfStatements(
+  tables: readonly Pick<NamedTable, 'entityType'>[],
+  tagId: string,
+  visibility: HostVisibility,
+  rows: { readonly offset: number; readonly limit: number; readonly after?: readonly KeyValue[] | undefined },
+): { page: Statement; count: Statement } {
+  const { sql, parameters } = visibleLinks(tables, visibility, 'et.tag_id = $1', [tagId]);
+  const paged = [...parameters];
+  const keyset = ENTITIES_OF_KEYSET;
+  const after = rows.after === undefined ? '' : `where ${keyset.after(rows.after, (v) => bind(paged, v))}`;
+  return {
+    page: [
+      `select l.entity_type as "entityType", l.entity_id as "entityId", ${keyset.select()} from (${sql}) l ${after}
+       order by ${keyset.orderBy()} offset ${bind(paged, rows.offset)} limit ${bind(paged, rows.limit)}`,
+      paged,
+    ],
+    count: [`select count(*)::int as total from (${sql}) l`, parameters],
   };
 }

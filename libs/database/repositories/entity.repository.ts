@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type SelectQueryBuilder } from 'typeorm';
 import type { EntityTable } from '../entities/entity-tables.js';
 import type { TaggableEntity } from '../entities/taggable.entity.js';
+import { namedParameters, withTieBreaker, type Keyset, type KeysetPage, type KeyValue } from '../keyset.js';
 import { BaseRepository, duplicateKeyOf, whereVisible, type HostVisibility } from '../repository.js';
 import type { SortOrder } from '../sort-order.js';
 
@@ -19,6 +20,10 @@ export interface EntityListOptions {
   readonly sort: readonly SortOrder<string>[];
   readonly hostId?: string;
   readonly tags?: TagCondition;
+  /** A cursor's row (its sort values and id): the page starts after it. */
+  readonly after?: readonly KeyValue[];
+  /** Count every match (`total`); default true. */
+  readonly withTotal?: boolean;
 }
 
 /**
@@ -90,17 +95,44 @@ export class EntityRepository extends BaseRepository {
     await this.manager.getRepository(table.entity).delete(id);
   }
 
-  async page(table: EntityTable, options: EntityListOptions): Promise<{ total: number; rows: TaggableEntity[] }> {
+  /**
+   * The ORDER BY of a list sorted by `sort`, the id breaking ties (so paging is stable). Names and other text
+   * sort case-insensitively, as tags do; ids and times as stored. The default order (the name, then the id)
+   * has an index of its own (migration KeysetIndexes).
+   */
+  keyset(table: EntityTable, sort: readonly SortOrder<string>[]): Keyset {
+    const nullable = (property: string): boolean =>
+      this.manager.connection.getMetadata(table.entity).findColumnWithPropertyName(property)?.isNullable === true;
+    const column = (key: string, descending: boolean) => {
+      const sql = `e.${this.columnOf(table, key)}`;
+      if (key === table.idField) return { sql, type: 'text' as const, descending };
+      if (key === 'updateTs') return { sql, type: 'timestamp' as const, descending };
+      return { sql: `lower(${sql})`, type: 'text' as const, descending, nullable: nullable(key) };
+    };
+    const columns = sort.map(({ key, descending }) => column(key, descending));
+    return withTieBreaker(columns, column(table.idField, false));
+  }
+
+  async page(table: EntityTable, options: EntityListOptions): Promise<KeysetPage<TaggableEntity>> {
     const { page, count } = this.listQueries(table, options);
-    const [rows, counted] = await Promise.all([page.getMany(), count.getRawOne<{ total: string }>()]);
-    return { total: Number(counted?.total ?? 0), rows };
+    const [read, counted] = await Promise.all([
+      page.getRawAndEntities(),
+      options.withTotal === false ? undefined : count.getRawOne<{ total: string }>(),
+    ]);
+    const { rows, next } = this.keyset(table, options.sort).pageOf(
+      read.entities,
+      options.limit,
+      (_, i) => read.raw[i] as object,
+    );
+    return { rows, next, ...(counted === undefined ? {} : { total: Number(counted?.total ?? 0) }) };
   }
 
   /**
-   * The page and count queries of a list (`page` runs exactly these). The tag filter is a semi-join on
-   * `entity_tag` driven by `ix_entity_tag_tag (tag_id, entity_type, entity_id)`: `any` is an EXISTS, `all`
-   * keeps the entities linked to as many of the tags as were asked for (the primary key makes each link
-   * unique, so the count cannot double up).
+   * The page and count queries of a list (`page` runs exactly these; the page reads one row more than
+   * `limit`, to know whether a match follows). The tag filter is a semi-join on `entity_tag` driven by
+   * `ix_entity_tag_tag (tag_id, entity_type, entity_id)`: `any` is an EXISTS, `all` keeps the entities linked
+   * to as many of the tags as were asked for (the primary key makes each link unique, so the count cannot
+   * double up).
    */
   listQueries(
     table: EntityTable,
@@ -125,15 +157,15 @@ export class EntityRepository extends BaseRepository {
       );
     }
     const count = base.clone().select('count(*)', 'total');
-    const page = base.clone().offset(options.offset).limit(options.limit);
-    for (const { key, descending } of options.sort) {
-      const column = `e.${this.columnOf(table, key)}`;
-      // Names and other text sort case-insensitively, as tags do; ids and times sort as stored.
-      const text = key !== table.idField && key !== 'updateTs';
-      page.addOrderBy(text ? `lower(${column})` : column, descending ? 'DESC' : 'ASC');
+    const keyset = this.keyset(table, options.sort);
+    const page = base.clone();
+    if (options.after !== undefined) {
+      const parameters: Record<string, unknown> = {};
+      page.andWhere(keyset.after(options.after, namedParameters(parameters)), parameters);
     }
-    // The id breaks ties so paging is stable even when sort keys repeat.
-    if (!options.sort.some((s) => s.key === table.idField)) page.addOrderBy(id, 'ASC');
+    for (const { sql, alias } of keyset.selectItems()) page.addSelect(sql, alias);
+    for (const { sql, direction, nulls } of keyset.orderItems()) page.addOrderBy(sql, direction, nulls);
+    page.offset(options.offset).limit(options.limit + 1);
     return { page, count };
   }
 }

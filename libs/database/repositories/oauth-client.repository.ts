@@ -2,7 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { OAuthClient } from '../entities/oauth-client.entity.js';
+import { Keyset, namedParameters, type KeysetPage, type PageWindow } from '../keyset.js';
 import { BaseRepository, duplicateKeyOf } from '../repository.js';
+
+/** The clients list's order: by client id, the primary key (unique, so it is its own tie-breaker). */
+const CLIENT_KEYSET = new Keyset([{ sql: 'c.client_id', type: 'text' }]);
 
 /** A client record as created; the secret arrives already hashed. */
 export interface NewOAuthClient {
@@ -77,11 +81,29 @@ export class OAuthClientRepository extends BaseRepository {
     return { client, secretHashes: hashes };
   }
 
-  /** A page in client id order, with the total. */
-  page(offset: number, limit: number, owner: ClientOwner): Promise<[OAuthClient[], number]> {
+  /** The order of `page`, whose cursors carry a client id. */
+  readonly keyset = CLIENT_KEYSET;
+
+  /** A page in client id order (the primary key), from `window`'s offset or after its client; the total when asked. */
+  async page(window: PageWindow, owner: ClientOwner): Promise<KeysetPage<OAuthClient>> {
     const query = this.manager.getRepository(OAuthClient).createQueryBuilder('c');
     if (owner !== 'all') query.where('c.host = :host', { host: owner.host });
-    return query.orderBy('c.client_id').offset(offset).limit(limit).getManyAndCount();
+    const count = window.withTotal ? query.clone().getCount() : undefined;
+    if (window.after !== undefined) {
+      const parameters: Record<string, unknown> = {};
+      query.andWhere(CLIENT_KEYSET.after(window.after, namedParameters(parameters)), parameters);
+    }
+    for (const { sql, alias } of CLIENT_KEYSET.selectItems()) query.addSelect(sql, alias);
+    for (const { sql, direction } of CLIENT_KEYSET.orderItems()) query.addOrderBy(sql, direction);
+    const [read, total] = await Promise.all([
+      query
+        .offset(window.offset)
+        .limit(window.limit + 1)
+        .getRawAndEntities(),
+      count,
+    ]);
+    const { rows, next } = CLIENT_KEYSET.pageOf(read.entities, window.limit, (_, i) => read.raw[i] as object);
+    return { rows, next, ...(total === undefined ? {} : { total }) };
   }
 
   /** True when a client was deleted. */

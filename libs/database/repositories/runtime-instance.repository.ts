@@ -3,10 +3,21 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { RuntimeInstance } from '../entities/runtime-instance.entity.js';
 import { uniqueViolation } from '../pg-errors.js';
+import { Keyset, namedParameters, type KeysetPage, type PageWindow } from '../keyset.js';
 import { BaseRepository } from '../repository.js';
 
 /** The identity of re-registration (host, service, env, address, port). */
 const IDENTITY_CONSTRAINT = 'uq_runtime_instance_identity';
+
+/** The operators' list order: an instance's identity (uq_runtime_instance_identity's columns), then its id. */
+const INSTANCE_KEYSET = new Keyset([
+  { sql: 'ri.host_id', type: 'text' },
+  { sql: 'ri.service_id', type: 'text' },
+  { sql: 'ri.env_tag', type: 'text', nullable: true },
+  { sql: 'ri.address', type: 'text', nullable: true },
+  { sql: 'ri.port', type: 'integer', nullable: true },
+  { sql: 'ri.runtime_instance_id', type: 'text' },
+]);
 
 /**
  * Registration: re-registering the same host+service+env+address+port reuses the row (and so the id),
@@ -180,23 +191,35 @@ export class RuntimeInstanceRepository extends BaseRepository {
     return query.orderBy('ri.connected_ts', 'ASC').addOrderBy('ri.runtime_instance_id').limit(limit).getMany();
   }
 
-  /** A page of instances in identity order, with the total. */
-  async page(filter: InstanceFilter, offset: number, limit: number): Promise<[RuntimeInstance[], number]> {
+  /** The order of `page`, whose cursors carry an instance's identity and id. */
+  readonly keyset = INSTANCE_KEYSET;
+
+  /**
+   * A page of instances in identity order (the identity constraint's index; unique, so the id only breaks
+   * ties in form), from `window`'s offset or after its instance, with the total when it asks.
+   */
+  async page(filter: InstanceFilter, window: PageWindow): Promise<KeysetPage<RuntimeInstance>> {
     const select = this.manager.getRepository(RuntimeInstance).createQueryBuilder('ri');
     if (filter.hostId !== undefined) select.andWhere('ri.host_id = :hostId', { hostId: filter.hostId });
     if (filter.serviceId !== undefined) select.andWhere('ri.service_id = :serviceId', { serviceId: filter.serviceId });
     if (filter.envTag !== undefined) select.andWhere('ri.env_tag = :envTag', { envTag: filter.envTag });
     if (filter.status !== undefined) select.andWhere('ri.status = :status', { status: filter.status });
-    return select
-      .orderBy('ri.host_id')
-      .addOrderBy('ri.service_id')
-      .addOrderBy('ri.env_tag')
-      .addOrderBy('ri.address')
-      .addOrderBy('ri.port')
-      .addOrderBy('ri.runtime_instance_id')
-      .offset(offset)
-      .limit(limit)
-      .getManyAndCount();
+    const count = window.withTotal ? select.clone().getCount() : undefined;
+    if (window.after !== undefined) {
+      const parameters: Record<string, unknown> = {};
+      select.andWhere(INSTANCE_KEYSET.after(window.after, namedParameters(parameters)), parameters);
+    }
+    for (const { sql, alias } of INSTANCE_KEYSET.selectItems()) select.addSelect(sql, alias);
+    for (const { sql, direction } of INSTANCE_KEYSET.orderItems()) select.addOrderBy(sql, direction);
+    const [read, total] = await Promise.all([
+      select
+        .offset(window.offset)
+        .limit(window.limit + 1)
+        .getRawAndEntities(),
+      count,
+    ]);
+    const { rows, next } = INSTANCE_KEYSET.pageOf(read.entities, window.limit, (_, i) => read.raw[i] as object);
+    return { rows, next, ...(total === undefined ? {} : { total }) };
   }
 
   private async execute<T = never>(sql: string, parameters: unknown[]): Promise<{ rows: T[]; affected: number }> {

@@ -13,16 +13,18 @@ import {
   whereVisible,
   type HostVisibility,
 } from '../repository.js';
+import { withTieBreaker, type Keyset, type KeyColumn, type KeysetPage, type PageWindow } from '../keyset.js';
 import type { SortOrder } from '../sort-order.js';
 
 export const TAG_SORT_KEYS = ['tagName', 'tagDesc', 'updateTs', 'tagId'] as const;
 export type TagSortKey = (typeof TAG_SORT_KEYS)[number];
 
-const SORT_COLUMNS: Record<TagSortKey, string> = {
-  tagName: 'lower(t.tag_name)',
-  tagDesc: 'lower(t.tag_desc)',
-  updateTs: 't.update_ts',
-  tagId: 't.tag_id',
+// Names sort case-insensitively (DESIGN 4.2); `uq_tag_name_lower` serves the default order.
+const SORT_COLUMNS: Record<TagSortKey, Omit<KeyColumn, 'descending'>> = {
+  tagName: { sql: 'lower(t.tag_name)', type: 'text' },
+  tagDesc: { sql: 'lower(t.tag_desc)', type: 'text', nullable: true },
+  updateTs: { sql: 't.update_ts', type: 'timestamp' },
+  tagId: { sql: 't.tag_id', type: 'text' },
 };
 
 export interface TagFilter {
@@ -108,16 +110,18 @@ export class TagRepository extends BaseRepository {
     await this.manager.getRepository(Tag).delete({ tagId });
   }
 
+  /** The ORDER BY of a tag list sorted by `sort`, the tag id breaking ties (so paging is stable). */
+  keyset(sort: readonly SortOrder<TagSortKey>[]): Keyset {
+    const columns = sort.map(({ key, descending }) => ({ ...SORT_COLUMNS[key], descending }));
+    return withTieBreaker(columns, SORT_COLUMNS.tagId);
+  }
+
   /**
-   * One page and the total in one statement: the count is an uncorrelated subquery, which PostgreSQL
-   * evaluates once (an InitPlan) in the same round trip. Only an empty page past the end needs a second.
+   * One page (one row more, to know whether a match follows) and, when the window counts, the total in the
+   * same statement: an uncorrelated subquery, which PostgreSQL evaluates once (an InitPlan) in the same round
+   * trip. Only an empty page past the end needs a second. A cursor's page starts after its row (keyset).
    */
-  async page(
-    filter: TagFilter,
-    sort: readonly SortOrder<TagSortKey>[],
-    offset: number,
-    limit: number,
-  ): Promise<{ total: number; tags: Tag[] }> {
+  async page(filter: TagFilter, keyset: Keyset, window: PageWindow): Promise<KeysetPage<Tag>> {
     const { visibility } = filter;
     const parameters: unknown[] = [];
     // The reader's host, bound once and named wherever a condition needs it.
@@ -148,19 +152,21 @@ export class TagRepository extends BaseRepository {
       // the OR form filters every row (5.0 vs 3.3 ms at 40,000 all-visible tags).
       counting = `${count(`where t.host_id = ${host}${filters}`)} + ${count(`where t.host_id is null${filters}`)}`;
     }
-    const order = sort.map(({ key, descending }) => `${SORT_COLUMNS[key]} ${descending ? 'desc' : 'asc'}`);
-    // The id breaks ties so paging is stable even when sort keys repeat.
-    if (!sort.some((s) => s.key === 'tagId')) order.push('t.tag_id asc');
     const countParameters = parameters.slice();
-    const rows = await this.rows<TagRow & { total: number }>(
-      `select ${TAG_COLUMNS}, ${counting} as total from tag t ${visible}
-       order by ${order.join(', ')} offset ${bind(parameters, offset)} limit ${bind(parameters, limit)}`,
+    const after = window.after === undefined ? '' : ` and ${keyset.after(window.after, (v) => bind(parameters, v))}`;
+    const rows = await this.rows<TagRow & { total?: number }>(
+      `select ${TAG_COLUMNS}, ${keyset.select()}${window.withTotal ? `, ${counting} as total` : ''}
+       from tag t ${visible}${after}
+       order by ${keyset.orderBy()} offset ${bind(parameters, window.offset)} limit ${bind(parameters, window.limit + 1)}`,
       parameters,
     );
-    if (rows[0] !== undefined) return { total: rows[0].total, tags: rows.map(tagOf) };
-    if (offset === 0) return { total: 0, tags: [] };
+    const { rows: page, next } = keyset.pageOf(rows, window.limit);
+    const tags = page.map(tagOf);
+    if (!window.withTotal) return { rows: tags, next };
+    if (rows[0] !== undefined) return { rows: tags, total: rows[0].total ?? 0, next };
+    if (window.offset === 0 && window.after === undefined) return { rows: [], total: 0 };
     const [counted] = await this.rows<{ total: number }>(`select ${counting} as total`, countParameters);
-    return { total: counted?.total ?? 0, tags: [] };
+    return { rows: [], total: counted?.total ?? 0 };
   }
 
   /**

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { ConfigLayerRepository, ControlSession, type LayerAddress } from '#database';
+import { ConfigLayerRepository, ControlSession, type KeyValue, type LayerAddress } from '#database';
 import { SETTINGS, type Settings } from '#platform';
 import { ChangeNotifier } from '../discovery/change-notifier.js';
 import { Connections } from '../sessions/connection.js';
@@ -197,10 +197,13 @@ export class ConfigPush implements OnModuleInit, OnModuleDestroy {
   private async readVersions(): Promise<Map<string, Change>> {
     const versions = new Map<string, Change>();
     const host = this.settings.controllerHostId;
-    for (let offset = 0; ; offset += PAGE) {
-      const { layers } = await this.layers.page(host, offset, PAGE);
-      for (const { address, version } of layers) versions.set(keyOf(address), { layer: address, version });
-      if (layers.length < PAGE) return versions;
-    }
+    // Keyset pages: a layer created meanwhile never shifts another out of the walk.
+    let after: KeyValue[] | undefined;
+    do {
+      const page = await this.layers.page(host, { offset: 0, after, limit: PAGE, withTotal: false });
+      for (const { address, version } of page.rows) versions.set(keyOf(address), { layer: address, version });
+      after = page.next;
+    } while (after !== undefined);
+    return versions;
   }
 }
