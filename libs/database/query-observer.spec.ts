@@ -8,9 +8,14 @@ describe('queryObserver.during', () => {
   it('returns the statements its action sent, across awaits and timers it started', async () => {
     const { result, statements } = await queryObserver.during(async () => {
       logger.logQuery('select 1');
-      await sleep(1);
-      setImmediate(() => logger.logQuery('select 2'));
-      await sleep(5);
+      // Across a timer, then from a callback it scheduled, awaited until it has run.
+      await sleep(0);
+      await new Promise<void>((ran) =>
+        setImmediate(() => {
+          logger.logQuery('select 2');
+          ran();
+        }),
+      );
       return 'done';
     });
     expect(result).toBe('done');
@@ -30,11 +35,18 @@ describe('queryObserver.during', () => {
   });
 
   it('leaves out a statement sent meanwhile from a context it did not start', async () => {
-    const background = setInterval(() => logger.logQuery('delete from change_event'), 1);
+    let sentTwice = (): void => undefined;
+    const twice = new Promise<void>((resolve) => (sentTwice = resolve));
+    let ticks = 0;
+    const background = setInterval(() => {
+      logger.logQuery('delete from change_event');
+      if (++ticks === 2) sentTwice();
+    }, 1);
     const before = queryObserver.count;
     try {
       const { statements } = await queryObserver.during(async () => {
-        await sleep(20);
+        // The background statements are sent while this action runs.
+        await twice;
         logger.logQuery('select 3');
       });
       expect(statements).toEqual(['select 3']);

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { KeySourceUnavailableError, RemoteJwksKeyStore, StaticKeyStore, UnknownKeyError } from './keys.js';
 
 const ec = () => generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -59,13 +59,22 @@ describe('RemoteJwksKeyStore', () => {
     expect(state.fetches).toBe(1);
   });
 
-  it('refetches for a new kid once the interval has passed', async () => {
-    const { state, store } = issuer(1);
-    await store.keyFor('one');
-    state.keys = [jwk('two')];
-    await new Promise((r) => setTimeout(r, 5));
-    expect((await store.keyFor('two')).asymmetricKeyType).toBe('ec');
-    expect(state.fetches).toBe(2);
+  it('refetches for a new kid once the interval has passed, not before', async () => {
+    // The store's clock and timers on the fake clock: the interval passes exactly when the test says.
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] });
+    const { state, store } = issuer(1000);
+    try {
+      await store.keyFor('one');
+      state.keys = [jwk('two')];
+      jest.advanceTimersByTime(999);
+      await expect(Promise.resolve().then(() => store.keyFor('two'))).rejects.toThrow(UnknownKeyError);
+      jest.advanceTimersByTime(1);
+      expect((await store.keyFor('two')).asymmetricKeyType).toBe('ec');
+      expect(state.fetches).toBe(2);
+    } finally {
+      store.close();
+      jest.useRealTimers();
+    }
   });
 
   it('re-reads the JWKS every refreshMs: a dropped key is no longer held, an unchanged one keeps its object', async () => {
@@ -111,6 +120,8 @@ describe('RemoteJwksKeyStore', () => {
       if (state.fail) return Promise.reject(new Error('ECONNREFUSED'));
       return Promise.resolve(new Response(JSON.stringify({ keys: [jwk('one')] })));
     }) as typeof fetch;
+    // The store's clock and refresh timer on the fake clock; I/O and the event loop's turns run as ever.
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] });
     const store = new RemoteJwksKeyStore({
       uri: 'https://issuer.test/jwks',
       fetch: fakeFetch,
@@ -120,18 +131,18 @@ describe('RemoteJwksKeyStore', () => {
     try {
       await store.keyFor('one');
       state.fail = true;
-      // Stale: older than two refresh periods, every re-read since failing.
-      await new Promise((r) => setTimeout(r, 100));
+      // Stale: older than two refresh periods, every re-read since failing (each ran to its end).
+      await jest.advanceTimersByTimeAsync(100);
       const before = state.fetches;
-      // Back to back (microtasks only): the refresh timer cannot tick in between, however busy the machine.
       for (let i = 0; i < 50; i += 1) {
         expect((await store.keyFor('one')).asymmetricKeyType).toBe('ec');
       }
-      // One turn for anything the requests deferred (a fetch each would show here); the timer may tick once.
+      // One turn for anything the requests deferred (a fetch each would show here); the timer cannot tick.
       await new Promise((r) => setImmediate(r));
-      expect(state.fetches - before).toBeLessThanOrEqual(2);
+      expect(state.fetches - before).toBe(0);
     } finally {
       store.close();
+      jest.useRealTimers();
     }
   });
 

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { call, startApi, type TestApi } from '../support/api.js';
-import { waitFor } from '../support/controller.js';
+import { waitFor } from '../support/wait.js';
 import { signingKey, type SigningKey } from '../support/jwks-server.js';
 import { token } from '../support/tokens.js';
 

@@ -12,6 +12,7 @@ import { historyRepository, recordLayerChange } from '../../apps/api/config-serv
 import { call, sqlDuring, startApi, unique, type TestApi } from '../support/api.js';
 import { token } from '../support/tokens.js';
 import { testConfigKeys } from '../support/key-ring.js';
+import { waitFor } from '../support/wait.js';
 
 /** DESIGN 14: every layer change is a version; history, rollback, reasons, host isolation, feed and NOTIFY. */
 let api: TestApi;
@@ -62,7 +63,7 @@ async function history(query: string, as = alice): Promise<{ total: number; vers
 async function notified(): Promise<{ host: string; serviceId: string | null; version: number }[]> {
   const marker = unique('marker');
   await db.query(`select pg_notify($1, $2)`, [CONFIG_CHANNEL, marker]);
-  while (!notifications.includes(marker)) await new Promise((resolve) => setTimeout(resolve, 10));
+  await waitFor(() => notifications.includes(marker), 'the marker notification');
   const seen = notifications.splice(0, notifications.length).filter((n) => n !== marker && !n.startsWith('marker-'));
   return seen.map((n) => JSON.parse(n) as { host: string; serviceId: string | null; version: number });
 }

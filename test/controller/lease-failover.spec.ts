@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { ControllerLeaseRepository, ControlSession, migrate } from '#database';
-import { waitFor } from '../support/controller.js';
+import { waitFor } from '../support/wait.js';
 
 const LEASE_MS = 15_000;
 const sessionUrl = (): string => process.env.DATABASE_SESSION_URL || process.env.DATABASE_URL || '';

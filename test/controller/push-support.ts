@@ -1,4 +1,5 @@
 import type { RawData } from 'ws';
+import { unique } from '../support/api.js';
 import { instanceIdOf, RpcClient, waitFor, type RpcResponse } from '../support/controller.js';
 import { token } from '../support/tokens.js';
 
@@ -38,9 +39,8 @@ export interface Sql {
 }
 
 /** The notification the api sends in the transaction that changes a layer, sent by hand. */
-export async function notifyLayer(db: Sql, layer: Layer, version: number | null): Promise<number> {
+export async function notifyLayer(db: Sql, layer: Layer, version: number | null): Promise<void> {
   await db.query(`select pg_notify('bindery_config', $1)`, [JSON.stringify({ ...layer, version })]);
-  return Date.now();
 }
 
 export interface Registration {
@@ -51,11 +51,11 @@ export interface Registration {
 }
 
 /**
- * A runtime's socket that records every frame it receives after its registrations, with the time each
- * arrived: "receives nothing" is asserted over all of them, not over one method.
+ * A runtime's socket that records every frame it receives after its registrations: "receives nothing" is
+ * asserted over all of them, not over one method.
  */
 export class PushRuntime {
-  readonly arrivals: { readonly at: number; readonly frame: RpcResponse }[] = [];
+  readonly arrivals: { readonly frame: RpcResponse }[] = [];
   private recording = false;
   /** Runtimes started by this test file so far. */
   private static started = 0;
@@ -64,7 +64,7 @@ export class PushRuntime {
     client.socket.on('message', (data: RawData) => {
       if (!this.recording) return;
       const text = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
-      this.arrivals.push({ at: Date.now(), frame: JSON.parse(text) as RpcResponse });
+      this.arrivals.push({ frame: JSON.parse(text) as RpcResponse });
     });
   }
 
@@ -91,16 +91,21 @@ export class PushRuntime {
     return runtime;
   }
 
-  /** The `config/changed` frames received, with their arrival times. */
-  get changes(): { readonly at: number; readonly params: Readonly<Record<string, unknown>> }[] {
-    return this.arrivals.flatMap(({ at, frame }) =>
-      frame.method === 'config/changed' && frame.params !== undefined ? [{ at, params: frame.params }] : [],
+  /** The `config/changed` frames received. */
+  get changes(): { readonly params: Readonly<Record<string, unknown>> }[] {
+    return this.arrivals.flatMap(({ frame }) =>
+      frame.method === 'config/changed' && frame.params !== undefined ? [{ params: frame.params }] : [],
     );
   }
 
-  /** Waits (generously: the latency is asserted from the arrival times, not from this wait) for `count` frames. */
+  /** Waits for `count` `config/changed` frames in all. */
   async waitForChanges(count: number, what: string, timeoutMs = 10_000): Promise<void> {
     await waitFor(() => this.changes.length >= count, what, timeoutMs);
+  }
+
+  /** A ping answered: every frame the controller sent this socket before has arrived (none is recorded for it). */
+  roundTrip(): Promise<void> {
+    return this.client.roundTrip();
   }
 
   close(): Promise<unknown> {
@@ -108,7 +113,38 @@ export class PushRuntime {
   }
 }
 
-/** Long enough for a frame that should not come to have come (the coalescing window is 100 ms). */
-export const SETTLE_MS = 1500;
+/**
+ * Proves "nothing (more) came" without waiting out a time. A runtime of a service of its own is sent a change
+ * of its layer; once that frame arrives, every change the controller was notified of before has been sent:
+ * notifications reach it in commit order, and each layer's frame is due COALESCE_MS after its notification,
+ * so the timers fire in that order and each sends to all its sockets in one pass. A round trip on each
+ * socket then lets anything sent to it arrive.
+ */
+export class PushMarker {
+  private version = 0;
 
-export const settle = (ms = SETTLE_MS): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+  private constructor(
+    private readonly runtime: PushRuntime,
+    readonly layer: Layer,
+  ) {}
+
+  /** A marker on the controller at `wsUrl`, of `host` (a controller drops other hosts' notifications). */
+  static async start(wsUrl: string, host: string): Promise<PushMarker> {
+    const serviceId = unique('marker');
+    return new PushMarker(await PushRuntime.start(wsUrl, host, [{ serviceId }]), serviceLayer(host, serviceId));
+  }
+
+  /** Notifies the marker's layer and waits for its frame, then for a round trip on each of `sockets`. */
+  async pass(db: Sql, sockets: readonly { roundTrip(): Promise<void> }[] = []): Promise<void> {
+    this.version += 1;
+    const version = this.version;
+    await notifyLayer(db, this.layer, version);
+    // By its version: a resync may also send the marker's layer (the table never held it).
+    await waitFor(() => this.runtime.changes.some((c) => c.params.version === version), `the marker ${version}`);
+    await Promise.all(sockets.map((socket) => socket.roundTrip()));
+  }
+
+  close(): Promise<unknown> {
+    return this.runtime.close();
+  }
+}

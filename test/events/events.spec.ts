@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { ChangeEventRepository } from '#database';
-import { MAX_WAITING } from '../../apps/api/events/events.service.js';
+import { EventsService, MAX_WAITING } from '../../apps/api/events/events.service.js';
 import { call, startApi, unique, type TestApi } from '../support/api.js';
 import { callers } from '../support/tokens.js';
+import { waitFor, withTimeout } from '../support/wait.js';
 
 /** DESIGN 12: the change feed. Other test files write to the same database, so assertions pick their own events. */
 interface Event {
@@ -61,6 +62,23 @@ async function tail(): Promise<number> {
     page = next;
   }
 }
+
+/**
+ * Long-polls of this file's api armed for the next commit and done reading: waiting for a wake-up (or their
+ * deadline). The service's own bookkeeping, read so a test writes only once its poll truly waits.
+ */
+function waitingPolls(): number {
+  const events = api.app.get<EventsService, { waiting: ReadonlySet<unknown>; horizonRun?: Promise<number> }>(
+    EventsService,
+  );
+  return events.horizonRun === undefined ? events.waiting.size : 0;
+}
+
+/** A long-poll with `wait=30`: answered by a commit, never by its deadline within a test's bound. */
+const LONG_WAIT = 'wait=30';
+
+/** Bounds a long-poll's answer well below LONG_WAIT's deadline, so one answered by the deadline fails. */
+const answeredByCommit = (poll: Promise<Page>): Promise<Page> => withTimeout(poll, 'the long-poll to answer', 15_000);
 
 const nameOf = (e: Event): string => (typeof e.data.tagName === 'string' ? e.data.tagName : '');
 
@@ -139,21 +157,28 @@ describe('GET /events', () => {
 
   it('a long-poll answers as soon as a write commits, and after wait seconds with nothing', async () => {
     const start = await tail();
-    const empty = Date.now();
-    const none = await feed(admin, `after=${start}&wait=1`);
-    // Other files may write meanwhile; when nothing came, it waited about a second.
+    const polled = feed(admin, `after=${start}&wait=1`);
+    let answered = false;
+    void polled.then(() => (answered = true));
+    // It waits instead of answering at once (unless a write of another file answers it first).
+    let waited = false;
+    await waitFor(() => {
+      waited ||= waitingPolls() === 1;
+      return waited || answered;
+    }, 'the poll to wait or answer');
+    const none = await polled;
     if (none.events.length === 0) {
-      expect(Date.now() - empty).toBeGreaterThanOrEqual(900);
+      expect(waited).toBe(true);
       expect(none.next).toBe(start);
     }
     const from = await tail();
     const name = unique('poll');
-    const polling = feed(admin, `after=${from}&limit=1000&wait=10`);
-    await new Promise((r) => setTimeout(r, 300));
-    const wrote = Date.now();
+    const polling = feed(admin, `after=${from}&limit=1000&${LONG_WAIT}`);
+    let woken = false;
+    void polling.then(() => (woken = true));
+    await waitFor(() => waitingPolls() === 1 || woken, 'the poll to wait');
     await call(api, 'POST', '/tags', { token: admin, body: { tagName: name } });
-    const page = await polling;
-    expect(Date.now() - wrote).toBeLessThan(2000);
+    const page = await answeredByCommit(polling);
     expect(page.events.length).toBeGreaterThan(0);
   });
 
@@ -164,9 +189,10 @@ describe('GET /events', () => {
       ['files', { files: { 'a.pem': Buffer.from('pem').toString('base64') } }],
     ] as const) {
       const from = await tail();
-      const polling = feed(admin, `after=${from}&limit=1000&wait=10`);
-      await new Promise((r) => setTimeout(r, 300));
-      const wrote = Date.now();
+      const polling = feed(admin, `after=${from}&limit=1000&${LONG_WAIT}`);
+      let woken = false;
+      void polling.then(() => (woken = true));
+      await waitFor(() => waitingPolls() === 1 || woken, 'the poll to wait');
       const kind = path === 'files' ? '&kind=cert' : '';
       const res = await call(api, 'PUT', `/config-server/admin/${path}?host=${host}&serviceId=svc${kind}`, {
         token: admin,
@@ -175,12 +201,11 @@ describe('GET /events', () => {
       expect(res.statusCode).toBe(200);
       // Other files write meanwhile and may wake the poll first: poll on until this write's event arrives.
       const ours = (e: Event): boolean => e.type === 'config.changed' && e.data.host === host;
-      let page = await polling;
-      while (!page.events.some(ours) && Date.now() - wrote < 2000) {
-        page = await feed(admin, `after=${page.next}&limit=1000&wait=2`);
+      let page = await answeredByCommit(polling);
+      while (!page.events.some(ours)) {
+        page = await answeredByCommit(feed(admin, `after=${page.next}&limit=1000&${LONG_WAIT}`));
       }
       expect(page.events.some(ours)).toBe(true);
-      expect(Date.now() - wrote).toBeLessThan(2000);
     }
   });
 

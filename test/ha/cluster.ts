@@ -262,16 +262,29 @@ export class Cluster {
     return this.spawned.map((s) => s.output().split('\n').slice(-15).join('\n')).join('\n----\n');
   }
 
-  /** Stops everything: HAProxy and PgBouncer, the replica's Patroni before the leader's, then etcd. */
+  /**
+   * Stops everything: HAProxy and PgBouncer, the replica's Patroni before the leader's, then etcd; then lets
+   * go of every program's output pipes. Nothing of the cluster is left to hold the test runner open.
+   */
   async stop(): Promise<void> {
-    for (const p of [this.pgbouncer, this.haproxy]) p?.child.kill('SIGTERM');
+    const proxies = [this.pgbouncer, this.haproxy].filter((p) => p !== undefined);
+    for (const p of proxies) p.child.kill('SIGTERM');
     const leader = await this.leader().catch(() => undefined);
     const order = [...this.nodes.filter((n) => n !== leader), ...(leader ? [leader] : [])];
     for (const node of order) {
       node.patroni?.child.kill('SIGTERM');
-      if (node.patroni !== undefined) await Promise.race([node.patroni.exit(), delay(15_000)]);
+      // SIGKILL after 15 s (its timer cleared once it exits): Patroni stops its PostgreSQL first.
+      await node.patroni?.exit(15_000);
     }
+    await Promise.all(proxies.map((p) => p.exit(5_000)));
     this.killAll();
+    // PostgreSQL runs detached from Patroni but writes to Patroni's stdout and stderr (it inherits them): a
+    // server process still going would keep these pipes, and with them the test runner, open.
+    for (const s of this.spawned) {
+      s.child.stdout?.destroy();
+      s.child.stderr?.destroy();
+    }
+    await Promise.all(this.spawned.map((s) => s.exit(5_000)));
     await delay(200);
     rmSync(this.dir, { recursive: true, force: true });
   }

@@ -204,7 +204,12 @@ afterAll(async () => {
 
 describe('PgBouncer in transaction mode (DESIGN 15)', () => {
   const processes: Process[] = [];
-  afterAll(() => stopAll(processes));
+  const sockets: Rpc[] = [];
+  // Also after a failed check: its sockets are closed and its processes stopped, so nothing holds the run.
+  afterAll(async () => {
+    for (const socket of sockets) socket.close();
+    await stopAll(processes);
+  });
 
   it('DATABASE_URL through PgBouncer (DATABASE_POOL_MODE=transaction), DATABASE_SESSION_URL direct: the api starts and serves, a registration on one controller reaches a subscriber on another', async () => {
     const pooled = await cluster.startPgBouncer(STATEMENT_TIMEOUT_MS);
@@ -225,8 +230,10 @@ describe('PgBouncer in transaction mode (DESIGN 15)', () => {
     expect(timeouts[0]?.statement_timeout).toBe('5s');
     const serviceId = `pgb-svc-${run}`;
     const subscriber = await Rpc.open(two, serviceId);
+    sockets.push(subscriber);
     expect((await subscriber.call('discovery/subscribe', { serviceId })).result).toBeDefined();
     const runtime = await Rpc.open(one, serviceId);
+    sockets.push(runtime);
     const answer = await runtime.call('service/register', { serviceId, address: '10.9.1.1', port: 1 });
     const instanceId = (answer.result as { runtimeInstanceId: string }).runtimeInstanceId;
     await until(() => subscriber.hears(instanceId), 'the subscriber on the other controller to hear it', 5000);
@@ -239,6 +246,12 @@ describe.each(['switchover', 'failover'] as const)('%s under load (DESIGN 15)', 
   const apis: Process[] = [];
   const controllers: Process[] = [];
   const hostId = `h-${kind}`;
+  /** The check's load, readiness watch and subscriber: stopped in afterAll too, should the check fail first. */
+  const running: {
+    traffic?: ReturnType<typeof load>;
+    readiness?: ReturnType<typeof watchReadiness>;
+    subscriber?: Rpc;
+  } = {};
 
   beforeAll(async () => {
     await cluster.healthy();
@@ -251,15 +264,24 @@ describe.each(['switchover', 'failover'] as const)('%s under load (DESIGN 15)', 
     await delay(LEASE_MS);
   }, 120_000);
 
-  afterAll(() => stopAll([...apis, ...controllers]));
+  afterAll(async () => {
+    await running.traffic?.stop();
+    running.traffic?.closeSockets();
+    await running.readiness?.stop();
+    running.subscriber?.close();
+    await stopAll([...apis, ...controllers]);
+  });
 
   it('every 2xx write is kept, only 503 + Retry-After meanwhile, nothing hangs, the subscriber hears a registration made in the window, no replica reaped', async () => {
     const admin = await callers.admin();
     const serviceId = `ha-svc-${kind}-${run}`;
     const subscriber = await Rpc.open(controllers[1], serviceId);
+    running.subscriber = subscriber;
     expect((await subscriber.call('discovery/subscribe', { serviceId })).result).toBeDefined();
     const readiness = watchReadiness([...apis, ...controllers]);
+    running.readiness = readiness;
     const traffic = load(apis, controllers, serviceId, admin);
+    running.traffic = traffic;
     await delay(2000);
     const before = await cluster.leader();
     const movedAt = Date.now();

@@ -201,6 +201,8 @@ export class Subscriber {
   readonly closes: number[] = [];
   readonly failures: string[] = [];
   private current: { socket: Rpc; subscriptionId: string; initial: string[] } | undefined;
+  /** The socket the loop holds now (subscribed or not): the one `stop()` closes. */
+  private open: Rpc | undefined;
   private running = true;
   private readonly loop: Promise<void>;
 
@@ -218,6 +220,9 @@ export class Subscriber {
           this.failures.push(`subscriber: no controller: ${(error as Error).message}`);
           return;
         }
+        // Stopped while it connected: nobody would close this one.
+        if (!this.running) return socket.close();
+        this.open = socket;
         const answer = await socket.call('discovery/subscribe', { serviceId }).catch(() => undefined);
         if (answer?.result !== undefined) {
           const nodes = (answer.result.nodes ?? []) as { runtimeInstanceId: string }[];
@@ -241,7 +246,7 @@ export class Subscriber {
 
   async stop(): Promise<void> {
     this.running = false;
-    this.current?.socket.close();
+    this.open?.close();
     await this.loop;
   }
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { loadSettings } from '#platform';
 import { describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
+import { composeValidator } from '../support/compose.js';
 
 interface Service {
   image?: string;
@@ -122,13 +123,6 @@ describe('docker-compose.issuer.yml', () => {
     expect(layer.secrets['config-keyring']?.file).toBe('${CONFIG_KEYRING_PATH:-./config-keyring}');
   });
 });
-
-/** `docker-compose config` (Debian's docker-compose, installed by .ci/run) validates the file's schema. */
-function composeValidator(): string[] | undefined {
-  if (spawnSync('docker', ['compose', 'version']).status === 0) return ['docker', 'compose'];
-  if (spawnSync('docker-compose', ['version']).status === 0) return ['docker-compose'];
-  return undefined;
-}
 
 describe('docker compose config', () => {
   const validator = composeValidator();

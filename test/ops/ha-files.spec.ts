@@ -1,7 +1,8 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
+import { composeValidator } from '../support/compose.js';
 
 /** deploy/ha and docker-compose.ha.yml (DESIGN 15): the settings the HA tests measured, kept in the shipped files. */
 interface PatroniConfig {
@@ -40,12 +41,6 @@ describe('deploy/ha/haproxy.cfg and pgbouncer.ini', () => {
     expect(ini).toMatch(/^server_login_retry = 1$/m);
   });
 });
-
-function composeValidator(): string[] | undefined {
-  if (spawnSync('docker', ['compose', 'version']).status === 0) return ['docker', 'compose'];
-  if (spawnSync('docker-compose', ['version']).status === 0) return ['docker-compose'];
-  return undefined;
-}
 
 interface Service {
   image?: string;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { instanceIdOf, RpcClient, WS_PATH } from '../support/controller.js';
+import { instanceIdOf, RpcClient, waitFor, WS_PATH } from '../support/controller.js';
 import {
   freePort,
   restartablePostgres,
@@ -36,14 +36,16 @@ describe('a database restart under load', () => {
   }, 120_000);
 
   afterAll(async () => {
-    api?.child.kill('SIGKILL');
-    controller?.child.kill('SIGKILL');
+    const all = [api, controller].filter((spawned) => spawned !== undefined);
+    for (const spawned of all) spawned.child.kill('SIGKILL');
+    await Promise.all(all.map((spawned) => spawned.exit()));
     await server?.remove();
   });
 
   it('answers 503 + Retry-After while it is down, reconnects by itself and keeps every 201', async () => {
     const admin = await callers.admin();
     const answers = new Map<string, number>();
+    const answered = (status: number): number => [...answers.values()].filter((s) => s === status).length;
     const unexpected: string[] = [];
     let stop = false;
     let n = 0;
@@ -70,12 +72,23 @@ describe('a database restart under load', () => {
     };
     const writers = Array.from({ length: 4 }, () => writer());
     try {
-      await new Promise((r) => setTimeout(r, 1000));
+      // The load is on: writes are being answered.
+      await waitFor(() => answered(201) >= 5, 'writes before the stop', 20_000);
       await server.stop();
-      await new Promise((r) => setTimeout(r, 2000));
-      const ready = await fetch(`http://127.0.0.1:${apiPort}/health/ready`);
-      expect(ready.status).toBe(503);
-      expect(ready.headers.get('retry-after')).not.toBeNull();
+      // The api has noticed: writes and readiness answer 503.
+      await waitFor(() => answered(503) > 0, 'a write answered 503', 20_000);
+      let retryAfter: string | null = null;
+      await waitFor(
+        async () => {
+          const ready = await fetch(`http://127.0.0.1:${apiPort}/health/ready`);
+          await ready.arrayBuffer();
+          retryAfter = ready.headers.get('retry-after');
+          return ready.status === 503;
+        },
+        'the api to answer not ready',
+        20_000,
+      );
+      expect(retryAfter).not.toBeNull();
       const lookupDown = await RpcClient.connect(`ws://127.0.0.1:${controllerPort}${WS_PATH}`, {
         token: await token({ sid: 'svc-r', host: 'h-restart' }),
       });
@@ -92,7 +105,9 @@ describe('a database restart under load', () => {
           await new Promise((r) => setTimeout(r, 200));
         }
       }
-      await new Promise((r) => setTimeout(r, 1000));
+      // Writes go on after it: the load has more 201s than it had when the database came back.
+      const createdBefore = answered(201);
+      await waitFor(() => answered(201) >= createdBefore + 5, 'writes after the restart', 20_000);
     } finally {
       stop = true;
       await Promise.all(writers);

@@ -4,6 +4,7 @@ import { DEV_MODE_WARNING } from '../../libs/platform/main.js';
 import { dataDir, freePort, requireBuild, run, startBuilt, type Spawned } from '../support/processes.js';
 import { ISSUER, writeJwksFile } from '../support/tokens.js';
 import { testKeyRingFile } from '../support/key-ring.js';
+import { jsonLines } from '../support/log-lines.js';
 
 /** The built entry points, as `docker compose up` runs them: each says once, at start, when it runs in dev mode (DESIGN 9). */
 const ENTRIES = [
@@ -19,20 +20,8 @@ interface LogLine {
   readonly issuer?: string;
 }
 
-/** The JSON lines a process wrote (stdout and stderr), skipping any line that is not JSON. */
-function jsonLines(output: string): LogLine[] {
-  return output.split('\n').flatMap((line) => {
-    if (!line.startsWith('{')) return [];
-    try {
-      return [JSON.parse(line) as LogLine];
-    } catch {
-      return [];
-    }
-  });
-}
-
 const devModeLines = (spawned: Spawned): LogLine[] =>
-  jsonLines(spawned.output()).filter((l) => /dev mode/i.test(l.msg ?? ''));
+  jsonLines<LogLine>(spawned.output(), { others: 'skip' }).filter((l) => /dev mode/i.test(l.msg ?? ''));
 
 /** Runs until ready, then stops it with SIGTERM, so the whole start-up output (and a clean exit) is seen. */
 async function startAndStop(spawned: Spawned, port: number): Promise<void> {
@@ -109,7 +98,7 @@ describe('the dev-mode warning at start', () => {
       spawned.child.kill('SIGTERM');
       expect(await spawned.exit()).toBe(0);
       // The process did log at start (so the absence means something), just not this line.
-      expect(jsonLines(spawned.output()).length).toBeGreaterThan(0);
+      expect(jsonLines<LogLine>(spawned.output(), { others: 'skip' }).length).toBeGreaterThan(0);
       expect(devModeLines(spawned)).toEqual([]);
     },
     60_000,

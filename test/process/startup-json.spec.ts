@@ -1,20 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { ISSUER, writeJwksFile } from '../support/tokens.js';
+import { jsonLines } from '../support/log-lines.js';
 import { requireBuild, run } from '../support/processes.js';
-
-/** Each line of `output`, parsed; a line that is not JSON fails with the line itself. */
-function jsonLines(output: string): Record<string, unknown>[] {
-  return output
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => {
-      try {
-        return JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        throw new Error(`not a JSON log line: ${line}`);
-      }
-    });
-}
 
 describe('every line a process writes is a JSON log line, from its first (DESIGN 9)', () => {
   it.each(['apps/api/main.js', 'apps/controller/main.js'])(

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { describeConfigChange, RuntimeClient, type ConfigChange, type RuntimeClientEvent } from '#runtime-client';
 import { unique } from '../support/api.js';
-import { waitFor } from '../support/controller.js';
+import { waitFor } from '../support/wait.js';
 import { startIssuerWorld, type IssuerWorld } from './support.js';
 
 /**
@@ -75,10 +75,16 @@ describe('onConfigChange', () => {
     });
     expect(changes[1]?.values).toEqual({ 'server.httpPort': 9443, 'server.tls': true, 'shop.currency': 'EUR' });
 
-    // A layer that does not feed it (another env) changes nothing it reads: no callback.
+    // A layer that does not feed it (another env) changes nothing it reads: no callback. A change of a layer
+    // that feeds it, written after, is told after anything the first could have caused (commit order).
     await world.putLayer({ serviceId, envTag: 'dev' }, { 'server.httpPort': 7 });
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(changes).toHaveLength(2);
+    await world.putLayer(
+      { productId, productVersion: '1.0' },
+      { 'server.httpPort': 1, 'shop.currency': 'EUR', 'shop.marker': true },
+    );
+    await waitFor(() => changes.length >= 3, 'the change written after it', 10_000);
+    expect(changes).toHaveLength(3);
+    expect(changes[2]).toMatchObject({ added: ['shop.marker'], changed: [], removed: [] });
     await client.close();
   }, 60_000);
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { describeRuntimeEvent, RuntimeClient, RuntimeTokenError, type RuntimeClientEvent } from '#runtime-client';
 import { ClientsService } from '../../apps/api/token-issuer/clients.service.js';
 import { listenApi, unique, type ListeningApi } from '../support/api.js';
-import { waitFor } from '../support/controller.js';
+import { waitFor } from '../support/wait.js';
 import { freePort, startBuilt, type Spawned } from '../support/processes.js';
 import { ISSUER } from '../support/tokens.js';
 import { startIssuerWorld, type IssuerWorld } from './support.js';

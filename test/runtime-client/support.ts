@@ -86,6 +86,7 @@ export async function startIssuerWorld(host: string, serviceId: string): Promise
     },
     async close() {
       controller.child.kill('SIGKILL');
+      await controller.exit();
       await api.close();
       await table.end();
     },

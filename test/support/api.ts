@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { queryObserver } from '#database';
 import { createHttpApp, loadSettings, type Settings } from '#platform';
@@ -7,22 +6,10 @@ import { ApiModule } from '../../apps/api/api.module.js';
 import { apiHttpOptions } from '../../apps/api/openapi.js';
 import { recordRoutes, type RouteRecord } from './route-table.js';
 import { testKeyRingFile } from './key-ring.js';
+import { LogCapture } from './log-lines.js';
 import { ISSUER, writeJwksFile } from './tokens.js';
 
-/** Log lines the app wrote, parsed, for assertions about what is (not) logged. */
-export class LogCapture extends Writable {
-  readonly lines: Record<string, unknown>[] = [];
-  readonly raw: string[] = [];
-
-  override _write(chunk: Buffer, _encoding: string, done: () => void): void {
-    for (const line of chunk.toString('utf8').split('\n')) {
-      if (line.trim() === '') continue;
-      this.raw.push(line);
-      this.lines.push(JSON.parse(line) as Record<string, unknown>);
-    }
-    done();
-  }
-}
+export { LogCapture } from './log-lines.js';
 
 export function testSettings(env: Record<string, string> = {}): Settings {
   // A test that names a server of its own (and no session URL) talks to it directly, not to the suite's pooler.

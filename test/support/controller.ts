@@ -8,12 +8,13 @@ import { createControllerApp } from '../../apps/controller/app.js';
 import { PendingWrites } from '../../apps/controller/registry/sessions/pending-writes.js';
 import { RegistryGateway } from '../../apps/controller/registry/registry.gateway.js';
 import { RegistryMetrics } from '../../apps/controller/registry/registry-metrics.js';
-import { LogCapture, testSettings, unique } from './api.js';
+import { testSettings, unique } from './api.js';
+import { LogCapture } from './log-lines.js';
 import { recordRoutes, type RouteRecord } from './route-table.js';
+import { waitFor, withTimeout } from './wait.js';
 
 export const WS_PATH = '/ws/microservice';
-/** Every wait in these tests is bounded by this, so a broken server fails a test instead of hanging it. */
-export const WAIT_MS = 5000;
+export { WAIT_MS, waitFor } from './wait.js';
 
 export interface TestController {
   readonly app: NestFastifyApplication;
@@ -74,24 +75,6 @@ export async function startController(env: Record<string, string> = {}): Promise
     },
     close: () => app.close(),
   };
-}
-
-/** Polls `check` until it is true; fails after `timeoutMs`. */
-export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
-
-function withTimeout<T>(promise: Promise<T>, what: string, timeoutMs = WAIT_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** The upgrade was answered with an HTTP status instead of 101. */
@@ -233,6 +216,28 @@ export class RpcClient {
   next(what = 'the next frame'): Promise<RpcResponse> {
     const index = this.received.length;
     return this.response((r) => this.received.indexOf(r) >= index, what);
+  }
+
+  /**
+   * A ping the server answers: every frame it sent on this socket before it read the ping has arrived by
+   * then, so "nothing came" is certain for whatever the server did before. Fails if the socket closes first.
+   */
+  roundTrip(what = 'the answer to a ping'): Promise<void> {
+    const payload = Buffer.from(`rt-${this.nextId++}`);
+    const answered = new Promise<void>((resolve, reject) => {
+      const onPong = (data: Buffer): void => {
+        if (!data.equals(payload)) return;
+        this.socket.off('pong', onPong);
+        resolve();
+      };
+      this.socket.on('pong', onPong);
+      void this.closed.then((closed) => {
+        this.socket.off('pong', onPong);
+        reject(new Error(`the socket closed (${closed.code} ${closed.reason}) before ${what}`));
+      });
+      this.socket.ping(payload);
+    });
+    return withTimeout(answered, what);
   }
 
   waitClosed(what = 'the socket to close'): Promise<Closed> {

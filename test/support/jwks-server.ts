@@ -1,7 +1,7 @@
 import { generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { waitFor } from './controller.js';
+import { waitFor } from './wait.js';
 
 /** An ES256 key pair with its `kid`, usable as `token(..., { key })`. */
 export interface SigningKey {

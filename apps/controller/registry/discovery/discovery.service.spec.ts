@@ -4,12 +4,14 @@ import type { HttpAdapterHost } from '@nestjs/core';
 import { ControllerLeaseRepository, ControlSession, RuntimeInstanceRepository } from '#database';
 import { loadSettings } from '#platform';
 import { openDatabase } from '../../../../test/support/database.js';
+import { withTimeout } from '../../../../test/support/wait.js';
 import { principalOf } from '#token-binding';
 import { RegistryConnection } from '../sessions/connection.js';
 import { DiscoveryService } from './discovery.service.js';
 import { LeaseService } from '../sessions/lease.service.js';
 import { RegistryService } from '../registry.service.js';
-import type { ChangedParams } from '../runtime-instance.view.js';
+import type { LookupParams } from '../dto/lookup.params.js';
+import type { ChangedParams, LookupResult } from '../runtime-instance.view.js';
 
 /** The caller the gateway's guards verified: a runtime token without `env`. */
 const RUNTIME = principalOf({ sub: 'runtime' });
@@ -25,6 +27,42 @@ class SilentSession {
   }
   reconnect(): void {
     for (const handler of this.reconnects) handler();
+  }
+}
+
+/** The registry as DiscoveryService uses it, telling the test each time one of its reads has answered. */
+class WatchedLookups {
+  answered = 0;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(private readonly inner: RegistryService) {}
+
+  get hostId(): string {
+    return this.inner.hostId;
+  }
+
+  async lookup(params: LookupParams): Promise<LookupResult> {
+    const result = await this.inner.lookup(params);
+    this.answered += 1;
+    for (const waiter of this.waiters) waiter();
+    return result;
+  }
+
+  /**
+   * Resolves once `count` reads have answered and the service has acted on the last (it sends in the same
+   * turn it gets the answer, and a setImmediate runs only after that turn's promise callbacks).
+   */
+  async until(count: number): Promise<void> {
+    while (this.answered < count) {
+      await new Promise<void>((resolve) => {
+        const waiter = (): void => {
+          this.waiters.delete(waiter);
+          resolve();
+        };
+        this.waiters.add(waiter);
+      });
+    }
+    await new Promise((resolve) => setImmediate(resolve));
   }
 }
 
@@ -55,7 +93,8 @@ afterAll(async () => {
 describe('DiscoveryService', () => {
   it('after its session reconnects it re-reads every subscribed set: a change whose notification was lost still arrives', async () => {
     const silent = new SilentSession();
-    const discovery = new DiscoveryService(registry, silent as unknown as ControlSession);
+    const lookups = new WatchedLookups(registry);
+    const discovery = new DiscoveryService(lookups as unknown as RegistryService, silent as unknown as ControlSession);
     await discovery.onModuleInit();
     const watcher = new RegistryConnection(undefined);
     const sent: ChangedParams[] = [];
@@ -73,11 +112,12 @@ describe('DiscoveryService', () => {
       },
       RUNTIME,
     );
-    await new Promise((r) => setTimeout(r, 100));
+    // Nothing can tell it: its session is silent, and it read nothing since the subscribe answer.
+    expect(lookups.answered).toBe(1);
     expect(sent).toEqual([]);
 
     silent.reconnect();
-    for (let i = 0; i < 100 && sent.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await withTimeout(lookups.until(2), 'the re-read after the reconnect');
     expect(sent).toEqual([
       {
         subscriptionId: answer.subscriptionId,
@@ -88,7 +128,7 @@ describe('DiscoveryService', () => {
     ]);
     // A second reconnect with nothing new sends nothing: only differing sets are sent.
     silent.reconnect();
-    await new Promise((r) => setTimeout(r, 200));
+    await withTimeout(lookups.until(3), 'the re-read after the second reconnect');
     expect(sent).toHaveLength(1);
     discovery.closed(watcher);
     expect(discovery.size).toBe(0);
@@ -102,14 +142,24 @@ describe('ControlSession', () => {
     const control = new ControlSession(process.env.DATABASE_SESSION_URL || (process.env.DATABASE_URL ?? ''), name);
     const payloads: string[] = [];
     let reconnected = 0;
-    control.onReconnect(() => (reconnected += 1));
+    let reconnect = (): void => undefined;
+    const reconnectedOnce = new Promise<void>((resolve) => (reconnect = resolve));
+    control.onReconnect(() => {
+      reconnected += 1;
+      reconnect();
+    });
+    let arrived = (): void => undefined;
+    const notified = new Promise<void>((resolve) => (arrived = resolve));
     try {
-      await control.listen('bindery_test_channel', (payload) => payloads.push(payload));
+      await control.listen('bindery_test_channel', (payload) => {
+        payloads.push(payload);
+        arrived();
+      });
       await db.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1`, [name]);
-      for (let i = 0; i < 150 && reconnected === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      await withTimeout(reconnectedOnce, 'the session to reconnect');
       expect(reconnected).toBe(1);
       await db.query(`select pg_notify('bindery_test_channel', 'after')`);
-      for (let i = 0; i < 100 && payloads.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      await withTimeout(notified, 'the notification after the reconnect');
       expect(payloads).toEqual(['after']);
     } finally {
       await control.close();
