@@ -5,6 +5,9 @@ import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 // Names are unique case-insensitively: a unique index on lower(tag_name). TypeORM cannot declare an expression
 // index, so it is named here and left to the migration.
 @Index('uq_tag_name_lower', { synchronize: false })
+// Substring search's trigram indexes (GIN, gin_trgm_ops; migration TagTrigram, absent where pg_trgm is).
+@Index('ix_tag_name_trgm', { synchronize: false })
+@Index('ix_tag_desc_trgm', { synchronize: false })
 @Check('ck_tag_id_format', `tag_id ~ '^[A-Za-z0-9_-]{1,22}$'`)
 @Check('ck_tag_name_length', 'char_length(tag_name) between 1 and 100')
 @Index('ix_tag_host_id', ['hostId'])
