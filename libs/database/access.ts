@@ -34,8 +34,18 @@ const CACHED_PLAN_CHANGED = '0A000';
 
 /** Whether `error` (pg's, or TypeORM's wrapping it) is `0A000`: nothing of the statement ran. */
 export function cachedPlanChanged(error: unknown): boolean {
+  return sqlState(error) === CACHED_PLAN_CHANGED;
+}
+
+/** PostgreSQL broke a deadlock by aborting this statement's transaction (`40P01`). */
+export function deadlocked(error: unknown): boolean {
+  return sqlState(error) === '40P01';
+}
+
+/** The SQLSTATE of a pg error, or of the one a TypeORM error wraps. */
+function sqlState(error: unknown): unknown {
   const { code, driverError } = (error ?? {}) as { code?: unknown; driverError?: { code?: unknown } };
-  return code === CACHED_PLAN_CHANGED || driverError?.code === CACHED_PLAN_CHANGED;
+  return driverError?.code ?? code;
 }
 
 /**

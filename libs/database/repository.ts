@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager, type ObjectLiteral, type SelectQueryBuilder } from 'typeorm';
-import { accessOf, cachedPlanChanged } from './access.js';
+import { accessOf, cachedPlanChanged, deadlocked } from './access.js';
 import { uniqueViolation } from './pg-errors.js';
 
 const MANAGERS = new WeakMap<Tx, EntityManager>();
@@ -33,13 +33,14 @@ export class UnitOfWork {
   /**
    * Runs `work` in one transaction. A statement that met `0A000` (a column added or dropped under its
    * prepared statement, DESIGN 15) aborted the transaction before anything of it committed: `work` runs
-   * once more in a new one, its statements prepared again.
+   * once more in a new one, its statements prepared again. So does a transaction PostgreSQL chose as a
+   * deadlock's victim (`40P01`; counters of two writers on one shard, migration TagUsage): nothing of it committed.
    */
   async run<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     try {
       return await this.once(work);
     } catch (error) {
-      if (!cachedPlanChanged(error)) throw error;
+      if (!cachedPlanChanged(error) && !deadlocked(error)) throw error;
       return this.once(work);
     }
   }

@@ -19,6 +19,7 @@ import { ConfigPropertiesReplace1763700015000 } from './1763700015000-config-pro
 import { ConfigEncryption1763700016000 } from './1763700016000-config-encryption.js';
 import { ConfigLayerDataKey1763700016500 } from './1763700016500-config-layer-data-key.js';
 import { KeysetIndexes1763700017000 } from './1763700017000-keyset-indexes.js';
+import { TagUsage1763700019000 } from './1763700019000-tag-usage.js';
 import { TagTrigram1763700018000 } from './1763700018000-tag-trigram.js';
 
 /** Every migration, oldest first; add new ones at the end. Each says its step (expand or contract). */
@@ -44,6 +45,7 @@ export const migrations: (new () => SteppedMigration)[] = [
   ConfigLayerDataKey1763700016500,
   KeysetIndexes1763700017000,
   TagTrigram1763700018000,
+  TagUsage1763700019000,
 ];
 
 export type { MigrationStep, SteppedMigration } from './step.js';

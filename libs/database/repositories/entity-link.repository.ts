@@ -12,7 +12,7 @@ import {
   ENTITIES_OF_KEYSET,
   entitiesOfStatements,
   lockEntitiesStatement,
-  visibleLinks,
+  usageStatement,
   type LinkBatch,
   type LockedEntity,
   type Statement,
@@ -230,7 +230,7 @@ export class EntityLinkRepository extends BaseRepository {
 
   /**
    * How many entities of each type in `tables`, visible under `visibility`, each of `tagIds` is linked to: one
-   * statement for a whole page of tags, driven by ix_entity_tag_tag (tag_id first).
+   * statement for a whole page of tags, summing the counters of `tag_usage` (migration TagUsage).
    */
   async usage(
     tables: readonly EntityTable[],
@@ -239,10 +239,8 @@ export class EntityLinkRepository extends BaseRepository {
   ): Promise<Map<string, Map<string, number>>> {
     const byTag = new Map<string, Map<string, number>>();
     if (tagIds.length === 0) return byTag;
-    const { sql, parameters } = visibleLinks(tables, visibility, 'et.tag_id = any($1::varchar[])', [tagIds]);
     const rows = await this.manager.query<{ tag_id: string; entity_type: string; n: number }[]>(
-      `select l.tag_id, l.entity_type, count(*)::int as n from (${sql}) l group by l.tag_id, l.entity_type`,
-      parameters,
+      ...usageStatement(tables, tagIds, visibility),
     );
     for (const row of rows) {
       const counts = byTag.get(row.tag_id) ?? new Map<string, number>();

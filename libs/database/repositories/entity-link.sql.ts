@@ -155,6 +155,30 @@ export function visibleLinks(
   };
 }
 
+/**
+ * The counted links (`tag_usage`, migration TagUsage) of `tagIds` to entities of `tables` visible under
+ * `visibility`, per tag and type: what counting the visible links would answer, in a few counter rows per tag.
+ */
+export function usageStatement(
+  tables: readonly Pick<NamedTable, 'entityType'>[],
+  tagIds: readonly string[],
+  visibility: HostVisibility,
+): Statement {
+  const parameters: unknown[] = [tagIds, tables.map((t) => t.entityType)];
+  // host_key '' stands for entities of no host (a NULL entity_host_id), visible to every reader.
+  const hosts = visibility.allHosts
+    ? ''
+    : visibility.host === null
+      ? `and u.host_key = ''`
+      : `and u.host_key in ('', ${bind(parameters, visibility.host)})`;
+  return [
+    `select u.tag_id, u.entity_type, sum(u.links)::int as n from tag_usage u
+      where u.tag_id = any($1::varchar[]) and u.entity_type = any($2::varchar[]) ${hosts}
+      group by u.tag_id, u.entity_type having sum(u.links) > 0`,
+    parameters,
+  ];
+}
+
 /** `GET /tags/{tagId}/entities` in (type, id) order: one tag's links are unique by the pair. */
 export const ENTITIES_OF_KEYSET = new Keyset([
   { sql: 'l.entity_type', type: 'text' },
@@ -173,6 +197,7 @@ export function entitiesOfStatements(
   rows: { readonly offset: number; readonly limit: number; readonly after?: readonly KeyValue[] | undefined },
 ): { page: Statement; count: Statement } {
   const { sql, parameters } = visibleLinks(tables, visibility, 'et.tag_id = $1', [tagId]);
+  const usage = usageStatement(tables, [tagId], visibility);
   const paged = [...parameters];
   const keyset = ENTITIES_OF_KEYSET;
   const after = rows.after === undefined ? '' : `where ${keyset.after(rows.after, (v) => bind(paged, v))}`;
@@ -182,6 +207,7 @@ export function entitiesOfStatements(
        order by ${keyset.orderBy()} offset ${bind(paged, rows.offset)} limit ${bind(paged, rows.limit)}`,
       paged,
     ],
-    count: [`select count(*)::int as total from (${sql}) l`, parameters],
+    // The total from the counters: a tag on a million entities costs what a tag on ten does.
+    count: [`select coalesce(sum(n), 0)::int as total from (${usage[0]}) c`, usage[1]],
   };
 }
