@@ -10,6 +10,4 @@ export default {
   reporters: ['default'],
   maxWorkers: 1,
   testTimeout: 300_000,
-  // The cluster is stopped in afterAll; a socket a failed check left open must not hold the run.
-  forceExit: true,
 };
