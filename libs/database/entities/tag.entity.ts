@@ -8,6 +8,8 @@ import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 // Substring search's trigram indexes (GIN, gin_trgm_ops; migration TagTrigram, absent where pg_trgm is).
 @Index('ix_tag_name_trgm', { synchronize: false })
 @Index('ix_tag_desc_trgm', { synchronize: false })
+// The order of sort=tagDesc (lower(tag_desc), tag_id; migration TagDescOrder), an expression index too.
+@Index('ix_tag_desc_keyset', { synchronize: false })
 @Check('ck_tag_id_format', `tag_id ~ '^[A-Za-z0-9_-]{1,22}$'`)
 @Check('ck_tag_name_length', 'char_length(tag_name) between 1 and 100')
 @Index('ix_tag_host_id', ['hostId'])

@@ -20,6 +20,7 @@ import { ConfigEncryption1763700016000 } from './1763700016000-config-encryption
 import { ConfigLayerDataKey1763700016500 } from './1763700016500-config-layer-data-key.js';
 import { KeysetIndexes1763700017000 } from './1763700017000-keyset-indexes.js';
 import { TagUsage1763700019000 } from './1763700019000-tag-usage.js';
+import { TagDescOrder1763700020000 } from './1763700020000-tag-desc-order.js';
 import { TagTrigram1763700018000 } from './1763700018000-tag-trigram.js';
 
 /** Every migration, oldest first; add new ones at the end. Each says its step (expand or contract). */
@@ -46,6 +47,7 @@ export const migrations: (new () => SteppedMigration)[] = [
   KeysetIndexes1763700017000,
   TagTrigram1763700018000,
   TagUsage1763700019000,
+  TagDescOrder1763700020000,
 ];
 
 export type { MigrationStep, SteppedMigration } from './step.js';
