@@ -503,6 +503,30 @@ describe('NOTIFY', () => {
 });
 
 describe('pruning', () => {
+  it('the total is the counter the triggers keep: equal to the counted versions through appends, pruning and deletion', async () => {
+    const host = unique('hc');
+    const q = `host=${host}&serviceId=svc`;
+    for (let i = 1; i <= 24; i++) await write('PUT', 'properties', q, { properties: { 'n.i': i } });
+    const counted = () =>
+      db.query<{ n: number; counter: number | null }[]>(
+        `select count(v.version)::int as n, (select versions from config_history_count c where c.layer_id = l.layer_id)::int as counter
+           from config_layer l left join config_layer_version v on v.layer_id = l.layer_id
+          where l.host = $1 group by l.layer_id`,
+        [host],
+      );
+    expect(await counted()).toEqual([{ n: 24, counter: 24 }]);
+    await api.app.get(ConfigHistoryRepository).prune(365, 20, 21);
+    expect(await counted()).toEqual([{ n: 21, counter: 21 }]);
+    expect((await history(q)).total).toBe(21);
+    // A layer deleted by hand takes its versions (foreign key cascade) and its counter with it.
+    await db.query(`delete from config_layer where host = $1`, [host]);
+    const left = await db.query<{ n: number }[]>(
+      `select count(*)::int as n from config_history_count c
+        where not exists (select 1 from config_layer l where l.layer_id = c.layer_id)`,
+    );
+    expect(left).toEqual([{ n: 0 }]);
+  });
+
   it('keeps at most CONFIG_HISTORY_MAX_VERSIONS per layer, however recent the rest', async () => {
     const q = `host=${unique('mx')}&serviceId=svc`;
     for (let i = 1; i <= 25; i++) await write('PUT', 'properties', q, { properties: { 'n.i': i } });

@@ -27,12 +27,14 @@ export class TagUsage1763700019000 implements MigrationInterface {
     // Link writers wait until the triggers exist and the counters are filled, so the first counts are exact.
     await db.query(`lock table entity_tag in share row exclusive mode`);
     // Inserts (+1) and deletes (-1); rows in key order, so two statements never take counters in opposite orders.
+    // Links of a tag deleted in this transaction (its cascade) are not counted: its counters are forgotten.
     await db.query(`
       create function tag_usage_apply() returns trigger language plpgsql as $$
       begin
         insert into tag_usage as u (tag_id, entity_type, host_key, shard, links)
           select tag_id, entity_type, coalesce(entity_host_id, ''), pg_backend_pid() % 64, count(*) * tg_argv[0]::int
-            from changed group by 1, 2, 3 order by 1, 2, 3
+            from changed where exists (select 1 from tag t where t.tag_id = changed.tag_id)
+            group by 1, 2, 3 order by 1, 2, 3
           on conflict on constraint pk_tag_usage do update set links = u.links + excluded.links;
         return null;
       end $$`);
@@ -53,7 +55,7 @@ export class TagUsage1763700019000 implements MigrationInterface {
         delete from tag_usage;
         return null;
       end $$`);
-    // A deleted tag's counters go with it: its links' cascade has counted them down by the time this runs.
+    // A deleted tag's counters go with it; its links' cascade, before or after this, counts nothing (above).
     await db.query(`create function tag_usage_forget() returns trigger language plpgsql as $$
       begin
         delete from tag_usage u using gone where u.tag_id = gone.tag_id;

@@ -21,6 +21,7 @@ import { ConfigLayerDataKey1763700016500 } from './1763700016500-config-layer-da
 import { KeysetIndexes1763700017000 } from './1763700017000-keyset-indexes.js';
 import { TagUsage1763700019000 } from './1763700019000-tag-usage.js';
 import { TagDescOrder1763700020000 } from './1763700020000-tag-desc-order.js';
+import { ConfigHistoryCount1763700021000 } from './1763700021000-config-history-count.js';
 import { TagTrigram1763700018000 } from './1763700018000-tag-trigram.js';
 
 /** Every migration, oldest first; add new ones at the end. Each says its step (expand or contract). */
@@ -48,6 +49,7 @@ export const migrations: (new () => SteppedMigration)[] = [
   TagTrigram1763700018000,
   TagUsage1763700019000,
   TagDescOrder1763700020000,
+  ConfigHistoryCount1763700021000,
 ];
 
 export type { MigrationStep, SteppedMigration } from './step.js';

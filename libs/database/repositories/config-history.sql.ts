@@ -142,5 +142,6 @@ export function historyPage(layerId: string, window: PageWindow): [string, unkno
   ];
 }
 
-/** How many versions the layer $1 keeps. */
-export const COUNT_VERSIONS = 'select count(*)::int as total from config_layer_version where layer_id = $1';
+/** The layer's kept versions, from the counter its triggers keep (migration ConfigHistoryCount). */
+export const COUNT_VERSIONS =
+  'select coalesce((select versions from config_history_count where layer_id = $1), 0)::int as total';
