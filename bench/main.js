@@ -1,4 +1,4 @@
-// `npm run bench [-- names...] [--smoke] [--profile]`: installs bench/'s own dependencies when missing,
+// `npm run bench [-- names...] [--smoke] [--quick] [--profile]`: installs bench/'s own dependencies when missing,
 // builds the product, runs each benchmark in its own process and prints one table of ratios. Only Node's
 // built-in modules here: this file runs before bench/node_modules exists.
 import { spawn, spawnSync } from 'node:child_process';
@@ -21,20 +21,24 @@ const ALL = [
   'config-history',
   'rewrap',
   'push',
+  'scale',
 ];
 const args = process.argv.slice(2);
-const USAGE = `usage: npm run bench [-- ${ALL.join('|')} ...] [--smoke] [--profile] [--no-build]`;
+const USAGE = `usage: npm run bench [-- ${ALL.join('|')} ...] [--smoke] [--quick] [--profile] [--no-build]`;
 if (args.includes('--help') || args.includes('-h')) {
   process.stdout.write(
     `${USAGE}\nBuilds the product, runs each named benchmark (all by default) in its own process and prints one\n` +
-      'table of ratios, also written to bench/results/. --smoke: short runs; --profile: CPU profiles;\n' +
-      '--no-build: use dist/ as it is. Installs bench/ dependencies when missing. docs/performance.md.\n',
+      'table of ratios, also written to bench/results/. --smoke: short runs; --quick: scale at a hundredth\n' +
+      '(implied by --smoke); --profile: CPU profiles; --no-build: use dist/ as it is. Installs bench/\n' +
+      'dependencies when missing. docs/performance.md.\n',
   );
   process.exit(0);
 }
 const smoke = args.includes('--smoke') || /^(1|true)$/i.test(process.env.BENCH_SMOKE ?? '');
+// Only scale reads it (a hundredth of its data); its results are kept apart from a full run's.
+const quick = args.includes('--quick');
 const flags = args.filter((a) => a.startsWith('--'));
-const unknownFlags = flags.filter((f) => !['--smoke', '--profile', '--no-build'].includes(f));
+const unknownFlags = flags.filter((f) => !['--smoke', '--quick', '--profile', '--no-build'].includes(f));
 const names = args.filter((a) => !a.startsWith('--'));
 const unknown = names.filter((n) => !ALL.includes(n));
 if (unknown.length > 0 || unknownFlags.length > 0) {
@@ -81,7 +85,7 @@ function runOne(name) {
 const results = [];
 for (const name of selected) results.push(await runOne(name));
 
-const mode = smoke ? 'smoke' : 'full';
+const mode = smoke ? 'smoke' : quick ? 'quick' : 'full';
 const lines = [`Bindery benchmarks, ${mode} mode, ${new Date().toISOString()}, Node ${process.versions.node}`, ''];
 // Imported only now: lib.js needs bench/'s dependencies, which this script may just have installed.
 const { formatTable } = await import('./lib.js');
