@@ -130,9 +130,8 @@ export class EntityRepository extends BaseRepository {
   /**
    * The page and count queries of a list (`page` runs exactly these; the page reads one row more than
    * `limit`, to know whether a match follows). The tag filter is a semi-join on `entity_tag` driven by
-   * `ix_entity_tag_tag (tag_id, entity_type, entity_id)`: `any` is an EXISTS, `all` keeps the entities linked
-   * to as many of the tags as were asked for (the primary key makes each link unique, so the count cannot
-   * double up).
+   * `ix_entity_tag_tag (tag_id, entity_type, entity_id)`: `any` is an EXISTS, `all` starts from the rarest
+   * named tag's links (`allTagged`).
    */
   listQueries(
     table: EntityTable,
@@ -150,9 +149,7 @@ export class EntityRepository extends BaseRepository {
       const links = 'from entity_tag et where et.entity_type = :entityType and et.tag_id = any(:tagIds)';
       const parameters = { entityType: table.entityType, tagIds: tags.tagIds, tagCount: tags.tagIds.length };
       base.andWhere(
-        tags.match === 'any'
-          ? `exists (select 1 ${links} and et.entity_id = ${id})`
-          : `${id} in (select et.entity_id ${links} group by et.entity_id having count(*) = :tagCount)`,
+        tags.match === 'any' ? `exists (select 1 ${links} and et.entity_id = ${id})` : allTagged(id),
         parameters,
       );
     }
@@ -168,4 +165,19 @@ export class EntityRepository extends BaseRepository {
     page.offset(options.offset).limit(options.limit + 1);
     return { page, count };
   }
+}
+
+/**
+ * `tagMatch=all`: the entities linked to every one of `:tagIds`. The candidates are the links of the named tag
+ * with the fewest links of the type (its `tag_usage` counters, read once as an InitPlan), each then checked on
+ * the primary key for the others: the cost follows the rarest tag, not the most popular one (bench scale: a
+ * popular tag's 33,000 links were grouped for every page). The primary key makes each link unique, so the
+ * count cannot double up; a named tag without links has no counter and leaves no candidate that passes.
+ */
+function allTagged(id: string): string {
+  const rarest = `(select u.tag_id from tag_usage u where u.tag_id = any(:tagIds) and u.entity_type = :entityType
+      group by u.tag_id order by sum(u.links), u.tag_id limit 1)`;
+  return `${id} in (select r.entity_id from entity_tag r where r.entity_type = :entityType and r.tag_id = ${rarest}
+      and (select count(*) from entity_tag o
+            where o.entity_type = :entityType and o.entity_id = r.entity_id and o.tag_id = any(:tagIds)) = :tagCount)`;
 }
