@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
-import { call, startApi, unique, type TestApi } from '../support/api.js';
+import { type DataSource } from 'typeorm';
+import { call, unique, type TestApi } from '../support/api.js';
 import {
   cursorOf,
   expectCursorRefused,
   followCursors,
   insideOf,
+  listsApi,
   onePage,
   pageAt,
   type Getter,
@@ -27,10 +28,8 @@ async function insert(clientIds: readonly string[]): Promise<void> {
 }
 
 beforeAll(async () => {
-  api = await startApi({ TOKEN_ISSUER_KEY_FILE: writeIssuerKeyFile().file });
-  db = api.app.get(DataSource);
   const admin = await token({ sub: 'clients-admin', scope: 'portal.admin', host });
-  get = (url) => call(api, 'GET', url, { token: admin });
+  ({ api, db, get } = await listsApi({ env: { TOKEN_ISSUER_KEY_FILE: writeIssuerKeyFile().file }, token: admin }));
   const s = host.slice(-6);
   await insert(
     ['Alpha', 'alpha', 'beta', 'B', '_x', '-y', 'a-b', 'a_b', 'z', 'Zz', '0', '10', '9'].map((id) => `${s}${id}`),

@@ -1,18 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { DataSource } from 'typeorm';
-import { call, startApi, unique, type TestApi } from '../support/api.js';
+import { type DataSource } from 'typeorm';
+import { call, unique, type TestApi } from '../support/api.js';
 import {
   cursorOf,
   expectCursorRefused,
   followCursors,
   insideOf,
+  listsApi,
   onePage,
   pageAt,
   type Getter,
 } from '../support/paging.js';
 import { assertProperty } from '../support/property.js';
-import { callers, token } from '../support/tokens.js';
+import { token } from '../support/tokens.js';
 
 /** DESIGN 4.2 cursor paging on GET /config-server/admin/layers and /config-server/admin/history. */
 let api: TestApi;
@@ -21,10 +22,7 @@ let admin: string;
 let get: Getter;
 
 beforeAll(async () => {
-  api = await startApi();
-  db = api.app.get(DataSource);
-  admin = await callers.admin();
-  get = (url) => call(api, 'GET', url, { token: admin });
+  ({ api, db, get, token: admin } = await listsApi());
 });
 afterAll(() => api.close());
 

@@ -1,18 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { DataSource } from 'typeorm';
-import { call, startApi, unique, type TestApi } from '../support/api.js';
+import { type DataSource } from 'typeorm';
+import { call, unique, type TestApi } from '../support/api.js';
 import {
   cursorOf,
   expectCursorRefused,
   followCursors,
   insideOf,
+  listsApi,
   onePage,
   pageAt,
   type Getter,
 } from '../support/paging.js';
 import { assertProperty } from '../support/property.js';
-import { callers } from '../support/tokens.js';
+
 import { createTags, ENTITY_CASES, type EntityCase } from './support.js';
 
 /** DESIGN 4.2 cursor paging on GET /schemas, /products, /documents and GET /tags/{tagId}/entities. */
@@ -22,10 +23,7 @@ let get: Getter;
 let admin: string;
 
 beforeAll(async () => {
-  api = await startApi();
-  db = api.app.get(DataSource);
-  admin = await callers.admin();
-  get = (url) => call(api, 'GET', url, { token: admin });
+  ({ api, db, get, token: admin } = await listsApi());
 });
 afterAll(() => api.close());
 

@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { DataSource } from 'typeorm';
-import { call, startApi, unique, type TestApi } from '../support/api.js';
+import { type DataSource } from 'typeorm';
+import { unique, type TestApi } from '../support/api.js';
 import {
   cursorOf,
   expectCursorRefused,
   followCursors,
   insideOf,
+  listsApi,
   onePage,
   pageAt,
   type Getter,
 } from '../support/paging.js';
 import { assertProperty } from '../support/property.js';
-import { callers } from '../support/tokens.js';
 
 /** DESIGN 4.2 cursor paging on GET /registry/instances (the same list as the controller's /instances). */
 let api: TestApi;
@@ -21,10 +21,7 @@ let db: DataSource;
 let get: Getter;
 
 beforeAll(async () => {
-  api = await startApi();
-  db = api.app.get(DataSource);
-  const admin = await callers.admin();
-  get = (url) => call(api, 'GET', url, { token: admin });
+  ({ api, db, get } = await listsApi());
 });
 afterAll(() => api.close());
 

@@ -1,11 +1,23 @@
 import { expect } from '@jest/globals';
 import type { LightMyRequestResponse } from 'fastify';
+import { DataSource } from 'typeorm';
+import { call, startApi, type TestApi } from './api.js';
+import { callers } from './tokens.js';
 
 /** A list's answer (DESIGN 4.2): `total` and `next` when present, the items under the list's key. */
 export type PageBody = { total?: number; next?: string } & Record<string, unknown>;
 
 /** One GET as the test's caller. */
 export type Getter = (url: string) => Promise<LightMyRequestResponse>;
+
+/** The lists' test setup: an in-process api, its DataSource, and a GET as `token` (an admin's unless given). */
+export async function listsApi(
+  options: { env?: Record<string, string>; token?: string } = {},
+): Promise<{ api: TestApi; db: DataSource; get: Getter; token: string }> {
+  const api = await startApi(options.env);
+  const token = options.token ?? (await callers.admin());
+  return { api, db: api.app.get(DataSource), token, get: (url) => call(api, 'GET', url, { token }) };
+}
 
 const withQuery = (url: string, query: string): string => `${url}${url.includes('?') ? '&' : '?'}${query}`;
 

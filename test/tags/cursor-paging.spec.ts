@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
-import { call, startApi, unique, type TestApi } from '../support/api.js';
+import { type DataSource } from 'typeorm';
+import { call, unique, type TestApi } from '../support/api.js';
 import {
   cursorOf,
   expectCursorRefused,
   followCursors,
   insideOf,
+  listsApi,
   onePage,
   pageAt,
   type Getter,
@@ -19,10 +20,7 @@ let db: DataSource;
 let get: Getter;
 
 beforeAll(async () => {
-  api = await startApi();
-  db = api.app.get(DataSource);
-  const admin = await callers.admin();
-  get = (url) => call(api, 'GET', url, { token: admin });
+  ({ api, db, get } = await listsApi());
 });
 afterAll(() => api.close());
 
