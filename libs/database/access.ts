@@ -3,6 +3,7 @@ import { QueryFailedError, type DataSource, type QueryRunner } from 'typeorm';
 import { ControlSession } from './control-session.js';
 import { ObservingTypeOrmLogger } from './query-observer.js';
 import { PG_TYPES } from './timestamps.js';
+import { sqlStateOf } from './pg-errors.js';
 
 /**
  * What `DATABASE_URL` is (DESIGN 15), as the operator declares it: `session` keeps a server session per
@@ -34,18 +35,7 @@ const CACHED_PLAN_CHANGED = '0A000';
 
 /** Whether `error` (pg's, or TypeORM's wrapping it) is `0A000`: nothing of the statement ran. */
 export function cachedPlanChanged(error: unknown): boolean {
-  return sqlState(error) === CACHED_PLAN_CHANGED;
-}
-
-/** PostgreSQL broke a deadlock by aborting this statement's transaction (`40P01`). */
-export function deadlocked(error: unknown): boolean {
-  return sqlState(error) === '40P01';
-}
-
-/** The SQLSTATE of a pg error, or of the one a TypeORM error wraps. */
-function sqlState(error: unknown): unknown {
-  const { code, driverError } = (error ?? {}) as { code?: unknown; driverError?: { code?: unknown } };
-  return driverError?.code ?? code;
+  return sqlStateOf(error) === CACHED_PLAN_CHANGED;
 }
 
 /**

@@ -19,3 +19,13 @@ export function uniqueViolation(error: unknown): string | undefined {
   const pg = driverError(error);
   return pg?.code === PG_UNIQUE_VIOLATION ? (pg.constraint ?? '') : undefined;
 }
+
+/** The SQLSTATE of a pg error, or of the one a TypeORM error wraps; undefined for anything else. */
+export function sqlStateOf(error: unknown): string | undefined {
+  return driverError(error)?.code;
+}
+
+/** PostgreSQL broke a deadlock by aborting this statement's transaction (`40P01`): nothing of it committed. */
+export function deadlocked(error: unknown): boolean {
+  return sqlStateOf(error) === '40P01';
+}

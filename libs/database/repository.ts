@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager, type ObjectLiteral, type SelectQueryBuilder } from 'typeorm';
-import { accessOf, cachedPlanChanged, deadlocked } from './access.js';
-import { uniqueViolation } from './pg-errors.js';
+import { accessOf, cachedPlanChanged } from './access.js';
+import { deadlocked, uniqueViolation } from './pg-errors.js';
 
 const MANAGERS = new WeakMap<Tx, EntityManager>();
 const AFTER_COMMIT = new WeakMap<Tx, (() => void)[]>();
