@@ -1,3 +1,5 @@
+import type { CursorValue, PageWindow } from '#platform';
+
 /**
  * Keyset paging (DESIGN 4.2): a page starts after the last row of the page before, named by its sort values
  * and its unique id, with a `WHERE` that PostgreSQL evaluates under the same ORDER BY, collation and NULL
@@ -7,8 +9,11 @@
 /** How a sort value travels: as text, timestamps with microseconds (a JS Date would drop them). */
 export type KeyType = 'text' | 'timestamp' | 'integer' | 'bigint';
 
+/** Where a page starts, how many rows it has, and whether it counts every match (DESIGN 4.2). */
+export type { PageWindow };
+
 /** One sort value of a row as a cursor carries it. */
-export type KeyValue = string | number | null;
+export type KeyValue = CursorValue;
 
 /** One column of a list's ORDER BY. */
 export interface KeyColumn {
@@ -20,15 +25,6 @@ export interface KeyColumn {
   readonly nullable?: boolean;
   /** Where NULLs sort when that differs from PostgreSQL's default (spelt out in the ORDER BY). */
   readonly nulls?: 'first' | 'last';
-}
-
-/** Where a page starts, how many rows it has, and whether it counts every match. */
-export interface PageWindow {
-  readonly offset: number;
-  /** The sort values and id of the row the page follows (a cursor's), or undefined: from `offset`. */
-  readonly after?: readonly KeyValue[] | undefined;
-  readonly limit: number;
-  readonly withTotal: boolean;
 }
 
 /** One page: its rows, the total when asked for, and the last row's keys when a match follows it. */

@@ -21,7 +21,8 @@ export interface CursorScope {
 /** Where a page starts, how long it is and whether it counts every match (`total`). */
 export interface PageWindow {
   readonly offset: number;
-  readonly after: readonly CursorValue[] | undefined;
+  /** The sort values and id of the row the page follows (a cursor's), or undefined: from `offset`. */
+  readonly after?: readonly CursorValue[] | undefined;
   readonly limit: number;
   readonly withTotal: boolean;
 }

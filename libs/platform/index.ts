@@ -45,7 +45,7 @@ export { BEARER_SCHEME, problemResponse, setupOpenApi } from './openapi.js';
 export { ID_PATTERN, newId } from './ids.js';
 export { isoTime } from './iso-time.js';
 export { likePattern, MAX_PAGE_SIZE, PageFields, PageQueryDto, parseSort, type SortKey } from './paging.js';
-export { pageBody, pageWindow, type CursorScope, type PageQuery, type PageWindow } from './cursor.js';
+export { pageBody, pageWindow, type CursorScope, type CursorValue, type PageQuery, type PageWindow } from './cursor.js';
 export {
   CONTROL_CHARS,
   hasControlChars,
