@@ -194,6 +194,47 @@ describe('the controller lease (database clock)', () => {
     expect(await leaseOf(lease.controllerId)).toBe(0);
   });
 
+  it('a release during a renewal in flight leaves no lease behind (the renewal does not take a new one)', async () => {
+    const lease = await startLease();
+    let lost = 0;
+    lease.onLost(() => (lost += 1));
+    // The tick's renewal is sent after a turn; release's delete goes first, as at a shutdown mid-tick.
+    const renewing = tick(lease);
+    await lease.release();
+    await renewing;
+    expect(await leaseOf(lease.controllerId)).toBe(0);
+    expect(lost).toBe(0);
+  });
+
+  it('closes in one turn of the event loop are one statement each 200 connections, each counted once', async () => {
+    const repository = new RuntimeInstanceRepository(db);
+    const statements: number[] = [];
+    const disconnect = repository.disconnect.bind(repository);
+    repository.disconnect = (closed) => (statements.push(closed.length), disconnect(closed));
+    const batched = new RegistryService(repository, await startLease(), loadSettings(LONG_LEASE));
+    const connections = Array.from({ length: 250 }, () => new RegistryConnection(undefined));
+    const ids = await Promise.all(
+      connections.map(async (c, n) => {
+        const params = { serviceId: 'svc-batch', address: `10.9.${n >> 8}.${n & 255}`, port: 80 };
+        return (await batched.register(c, params, RUNTIME)).runtimeInstanceId;
+      }),
+    );
+    const [first, ...rest] = connections.map((c, n) => batched.markDisconnected(c.id, [ids[n] ?? '']));
+    // The first connection named twice: its instance counts for one of the two.
+    const counts = await Promise.all([
+      first,
+      batched.markDisconnected(connections[0]?.id ?? '', [ids[0] ?? '']),
+      ...rest,
+    ]);
+    expect(statements).toEqual([200, 51]);
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(250);
+    const rows = await db.query<{ status: string; n: number }[]>(
+      `select status, count(*)::int as n from runtime_instance where runtime_instance_id = any($1) group by status`,
+      [ids],
+    );
+    expect(rows).toEqual([{ status: 'disconnected', n: 250 }]);
+  });
+
   it('discovery/lookup lists at most LOOKUP_MAX_NODES nodes and says when it cut the list', async () => {
     const serviceId = `many-${randomUUID().slice(0, 8)}`;
     const insert = (from: number, to: number) =>

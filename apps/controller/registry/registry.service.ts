@@ -8,6 +8,7 @@ import { Connections, type RegistryConnection } from './sessions/connection.js';
 import type { LookupParams } from './dto/lookup.params.js';
 import { MAX_ENV_TAG, type RegisterParams } from './dto/register.params.js';
 import { LeaseService } from './sessions/lease.service.js';
+import { DisconnectBatch } from './sessions/disconnect-batch.js';
 import { forbidden, NOT_OWNER_MESSAGE, paramRefused } from './registry.errors.js';
 import type { UpdateMetadataParams } from './dto/update-metadata.params.js';
 import type { DeregisterResult, LookupResult, RegisterResult, UpdateMetadataResult } from './runtime-instance.view.js';
@@ -29,6 +30,7 @@ const DISCONNECT_RETRY_MS = 1000;
 export class RegistryService {
   private readonly logger = new Logger('Registry');
   private stopping = false;
+  private readonly disconnects: DisconnectBatch;
 
   constructor(
     private readonly instances: RuntimeInstanceRepository,
@@ -36,7 +38,9 @@ export class RegistryService {
     @Inject(SETTINGS) private readonly settings: Settings,
     // Tests that drive the service alone get a registry of sockets of their own.
     @Optional() private readonly connections: Connections = new Connections(),
-  ) {}
+  ) {
+    this.disconnects = new DisconnectBatch(instances);
+  }
 
   /** This controller process; rows it holds carry it. */
   get controllerId(): string {
@@ -174,7 +178,7 @@ export class RegistryService {
   async markDisconnected(connectionId: string, runtimeInstanceIds: readonly string[]): Promise<number> {
     if (runtimeInstanceIds.length === 0) return 0;
     try {
-      const affected = await this.instances.disconnect(runtimeInstanceIds, connectionId);
+      const affected = await this.disconnects.mark(connectionId, runtimeInstanceIds);
       if (affected > 0) this.logger.log({ connectionId, instances: affected }, 'instances disconnected');
       return affected;
     } catch (error) {

@@ -25,6 +25,7 @@ export {
 export {
   REGISTER_INSTANCE,
   RuntimeInstanceRepository,
+  type ClosedConnection,
   type InstanceFilter,
   type InstanceMetadata,
   type InstanceRegistration,

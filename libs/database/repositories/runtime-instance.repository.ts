@@ -33,10 +33,20 @@ export const REGISTER_INSTANCE = `
     controller_id = excluded.controller_id, connection_id = excluded.connection_id
   returning ri.runtime_instance_id`;
 
-// Only rows still held by that connection: a newer registration of the same instance stays connected.
+// Only rows still held by their connection (a newer registration stays connected), locked in id order like
+// TOUCH's, so two multi-row updates of one controller's rows never wait on each other in a cycle.
 const DISCONNECT = `
-  update runtime_instance set status = 'disconnected', disconnected_ts = now()
-  where runtime_instance_id = any($1) and connection_id = $2 and status = 'connected'`;
+  with gone as (
+    select ri.runtime_instance_id from runtime_instance ri
+    join unnest($1::varchar[], $2::uuid[]) as closed(runtime_instance_id, connection_id)
+      on ri.runtime_instance_id = closed.runtime_instance_id and ri.connection_id = closed.connection_id
+    where ri.status = 'connected'
+    order by ri.runtime_instance_id
+    for no key update of ri
+  )
+  update runtime_instance ri set status = 'disconnected', disconnected_ts = now()
+  from gone where ri.runtime_instance_id = gone.runtime_instance_id
+  returning ri.runtime_instance_id`;
 
 const DEREGISTER = `
   update runtime_instance set status = 'deregistered', disconnected_ts = now()
@@ -58,9 +68,22 @@ const FREE_IDENTITY = `
     and s.address is not distinct from t.address and s.port = $3 and s.status <> 'connected'
     and s.runtime_instance_id <> all($1)`;
 
+// Locked in id order (as DISCONNECT): a heartbeat and a batch of disconnects of the same rows never deadlock.
 const TOUCH = `
-  update runtime_instance set last_seen_ts = now()
-  where runtime_instance_id = any($1) and controller_id = $2 and status = 'connected'`;
+  with seen as (
+    select runtime_instance_id from runtime_instance
+    where runtime_instance_id = any($1) and controller_id = $2 and status = 'connected'
+    order by runtime_instance_id
+    for no key update
+  )
+  update runtime_instance ri set last_seen_ts = now()
+  from seen where ri.runtime_instance_id = seen.runtime_instance_id`;
+
+/** A closed connection and the instances it held. */
+export interface ClosedConnection {
+  readonly connectionId: string;
+  readonly runtimeInstanceIds: readonly string[];
+}
 
 export interface InstanceRegistration {
   readonly runtimeInstanceId: string;
@@ -122,9 +145,15 @@ export class RuntimeInstanceRepository extends BaseRepository {
     return row.runtime_instance_id;
   }
 
-  /** Marks these instances disconnected where `connectionId` still holds them; answers how many. */
-  async disconnect(runtimeInstanceIds: readonly string[], connectionId: string): Promise<number> {
-    return (await this.execute(DISCONNECT, [runtimeInstanceIds, connectionId])).affected;
+  /**
+   * Marks these instances disconnected where their connection still holds them; answers the ids it marked.
+   * One statement for many closes: a mass disconnect is a few writes, not one per socket.
+   */
+  async disconnect(closed: readonly ClosedConnection[]): Promise<Set<string>> {
+    const ids = closed.flatMap((c) => c.runtimeInstanceIds);
+    const connections = closed.flatMap((c) => c.runtimeInstanceIds.map(() => c.connectionId));
+    const { rows } = await this.execute<{ runtime_instance_id: string }>(DISCONNECT, [ids, connections]);
+    return new Set(rows.map((row) => row.runtime_instance_id));
   }
 
   /** Deregisters the instance if `connectionId` still holds it; false when it does not. */

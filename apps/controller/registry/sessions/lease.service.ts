@@ -10,9 +10,10 @@ import { SETTINGS, type Settings } from '#platform';
 const PG_UNDEFINED_TABLE = '42P01';
 
 /**
- * This controller replica's lease (DESIGN 8.1), judged by the database's clock: renewed every quarter of
- * REGISTRY_LEASE_MS and valid for half of it, so one late renewal is tolerated and a dead replica is
- * reaped within three quarters. A replica reaps others only after holding its own lease without a gap
+ * This controller replica's lease (DESIGN 8.1), judged by the database's clock: renewed every eighth of
+ * REGISTRY_LEASE_MS and valid for two thirds of it, so a renewal may come 13/24 of a lease late (8.1 s of
+ * the default 15 s: a mass disconnect once delayed one by 2.4 s) and a dead replica is still reaped within
+ * 19/24. A replica reaps others only after holding its own lease without a gap
  * for a whole REGISTRY_LEASE_MS: after a database outage every survivor renews before anyone reaps. A
  * renewal on a new session (a restart or a failover to a new primary, whose clock then judges) starts a new
  * hold, so no survivor reaps one that is still reconnecting (DESIGN 15).
@@ -24,8 +25,9 @@ export class LeaseService implements OnModuleInit, OnApplicationBootstrap {
   private readonly logger = new Logger('Lease');
   private readonly lostHandlers = new Set<() => void>();
   private timer: NodeJS.Timeout | undefined;
-  private ticking = false;
+  private ticking: Promise<void> | undefined;
   private released = false;
+  private renewedAt = performance.now();
 
   constructor(
     private readonly leases: ControllerLeaseRepository,
@@ -45,9 +47,10 @@ export class LeaseService implements OnModuleInit, OnApplicationBootstrap {
       }
       throw error;
     }
+    this.renewedAt = performance.now();
     const swept = await this.leases.sweepUnleased();
     if (swept > 0) this.logger.log({ instances: swept }, 'marked instances without a live holder disconnected');
-    this.timer = setInterval(() => void this.tick(), this.settings.registryLeaseMs / 4);
+    this.timer = setInterval(() => void this.tick(), this.settings.registryLeaseMs / 8);
     this.timer.unref();
   }
 
@@ -72,33 +75,48 @@ export class LeaseService implements OnModuleInit, OnApplicationBootstrap {
   async release(): Promise<number> {
     this.released = true;
     clearInterval(this.timer);
+    // A renewal still in flight would otherwise find the lease gone and take a new one nobody releases.
+    await this.ticking;
     return this.leases.release(this.controllerId);
   }
 
   private get ttlMs(): number {
-    return Math.round(this.settings.registryLeaseMs / 2);
+    return Math.round((this.settings.registryLeaseMs * 2) / 3);
   }
 
   /** Renew first; reap others only with an unbroken hold of a whole lease. */
-  private async tick(): Promise<void> {
-    if (this.ticking || this.released) return;
-    this.ticking = true;
+  private tick(): Promise<void> {
+    if (this.ticking !== undefined || this.released) return Promise.resolve();
+    this.ticking = this.renewOrReap().finally(() => {
+      this.ticking = undefined;
+    });
+    return this.ticking;
+  }
+
+  private async renewOrReap(): Promise<void> {
     try {
       const heldMs = await this.leases.renew(this.controllerId, this.ttlMs);
       if (heldMs === null) {
         this.logger.warn({ controllerId: this.controllerId }, 'lease was reaped by another replica; taking a new one');
         await this.leases.take(this.controllerId, this.settings.controllerHostId, this.ttlMs);
+        this.renewedAt = performance.now();
         for (const handler of this.lostHandlers) handler();
         return;
       }
+      this.warnIfLate();
       if (heldMs >= this.settings.registryLeaseMs)
         this.report(await this.leases.reapExpired(this.controllerId), 'reaped');
     } catch (error) {
       // The database is away: nothing is renewed, so nothing is reaped; the next tick tries again.
       this.logger.warn({ err: error }, 'lease renewal failed');
-    } finally {
-      this.ticking = false;
     }
+  }
+
+  /** A renewal after half its lease had run (normally an eighth of REGISTRY_LEASE_MS): what delays it may soon get it reaped. */
+  private warnIfLate(): void {
+    const gapMs = Math.round(performance.now() - this.renewedAt);
+    this.renewedAt = performance.now();
+    if (gapMs > this.ttlMs / 2) this.logger.warn({ gapMs, validMs: this.ttlMs }, 'lease renewed late');
   }
 
   private report(reaped: Reaped, message: string): void {
