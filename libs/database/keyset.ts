@@ -27,6 +27,12 @@ export interface KeyColumn {
   readonly nulls?: 'first' | 'last';
 }
 
+/** Rows of a keyset page read as one index range: its condition and the ORDER BY that reads it in index order. */
+export interface KeysetBranch {
+  readonly where: string;
+  readonly orderBy: string;
+}
+
 /** One page: its rows, the total when asked for, and the last row's keys when a match follows it. */
 export interface KeysetPage<T> {
   readonly rows: T[];
@@ -150,6 +156,52 @@ export class Keyset {
     const lead = params[0];
     if (first === undefined || first.nullable === true || lead === undefined || lead === null) return condition;
     return `(${first.sql} ${first.descending === true ? '<=' : '>='} ${lead} and ${condition})`;
+  }
+
+  /**
+   * `after()` as disjoint branches in the order their rows sort, each one index range under an index on the
+   * ORDER BY's columns: on a nullable first key `after()` is an OR with `is null` that no range serves, so pages
+   * deep in the list scanned from its start. One branch is a plain `WHERE` and `ORDER BY`; more are read each
+   * with its own `order by ... limit n`, combined with `union all` and sorted again by `orderBy()`.
+   */
+  afterBranches(values: readonly KeyValue[], bind: (value: KeyValue) => string): KeysetBranch[] {
+    const [first, ...rest] = this.columns;
+    if (first?.nullable !== true) return [{ where: this.after(values, bind), orderBy: this.orderBy() }];
+    if (!this.accepts(values)) throw new Error('keyset values do not match the keyset');
+    const nullsFirst = this.nullsFirst(first);
+    const nullOrder = this.nullGroupOrder();
+    const isNull = { where: `${first.sql} is null`, orderBy: nullOrder };
+    if (values[0] !== null) {
+      // The non-null rows after the cursor: comparing with a value leaves the NULLs out of the range.
+      const range = new Keyset([{ ...first, nullable: false }, ...rest]).after(values, bind);
+      const beyond = { where: range, orderBy: this.orderBy() };
+      return nullsFirst ? [beyond] : [beyond, isNull];
+    }
+    const tail = rest.length === 0 ? 'false' : new Keyset(rest).after(values.slice(1), bind);
+    const nulls = { where: `(${isNull.where} and ${tail})`, orderBy: nullOrder };
+    return nullsFirst ? [nulls, { where: `${first.sql} is not null`, orderBy: this.orderBy() }] : [nulls];
+  }
+
+  /**
+   * A first page as branches, like `afterBranches`: empty (one plain read) unless the first key is nullable
+   * with its NULLs first, whose group an index on the ORDER BY holds in the next key's order only read the
+   * other way (`-tagDesc`: every NULL row was sorted before the first 20 came out).
+   */
+  startBranches(): KeysetBranch[] {
+    const [first] = this.columns;
+    if (first?.nullable !== true || !this.nullsFirst(first)) return [];
+    const nullOrder = this.nullGroupOrder();
+    return [
+      { where: `${first.sql} is null`, orderBy: nullOrder },
+      { where: `${first.sql} is not null`, orderBy: this.orderBy() },
+    ];
+  }
+
+  /** All NULL in the group, the first key may sort either way: the next key's way, which an index reads in one pass. */
+  private nullGroupOrder(): string {
+    const [first, ...rest] = this.columns;
+    if (first === undefined) return '';
+    return new Keyset([{ ...first, descending: rest[0]?.descending, nulls: undefined }, ...rest]).orderBy();
   }
 
   /** Rows strictly after `param` in this column's order (`later`) and rows equal to it (`same`). */

@@ -119,7 +119,8 @@ export class TagRepository extends BaseRepository {
   /**
    * One page (one row more, to know whether a match follows) and, when the window counts, the total in the
    * same statement: an uncorrelated subquery, which PostgreSQL evaluates once (an InitPlan) in the same round
-   * trip. Only an empty page past the end needs a second. A cursor's page starts after its row (keyset).
+   * trip. Only an empty page past the end needs a second. A cursor's page starts after its row (keyset), read
+   * as ordered branches when the first sort key is nullable, so each is an index range.
    */
   async page(filter: TagFilter, keyset: Keyset, window: PageWindow): Promise<KeysetPage<Tag>> {
     const { visibility } = filter;
@@ -153,11 +154,26 @@ export class TagRepository extends BaseRepository {
       counting = `${count(`where t.host_id = ${host}${filters}`)} + ${count(`where t.host_id is null${filters}`)}`;
     }
     const countParameters = parameters.slice();
-    const after = window.after === undefined ? '' : ` and ${keyset.after(window.after, (v) => bind(parameters, v))}`;
+    const after =
+      window.after === undefined
+        ? keyset.startBranches()
+        : keyset.afterBranches(window.after, (v) => bind(parameters, v));
+    const total = window.withTotal ? `, ${counting} as total` : '';
+    const select = `select ${TAG_COLUMNS}, ${keyset.select()}`;
+    // One branch is read in its own order (the same rows' order, an index's way); a union is sorted again.
+    const [only] = after.length === 1 ? after : [];
+    let from = `from tag t ${visible}${only === undefined ? '' : ` and ${only.where}`}`;
+    if (after.length > 1) {
+      // Each branch an index range read in order; the outer sort sees at most branches × (offset + limit + 1) rows.
+      const reach = bind(parameters, window.offset + window.limit + 1);
+      const branches = after.map(
+        (b) => `(${select} from tag t ${visible} and ${b.where} order by ${b.orderBy} limit ${reach})`,
+      );
+      from = `from (${branches.join(' union all ')}) t`;
+    }
     const rows = await this.rows<TagRow & { total?: number }>(
-      `select ${TAG_COLUMNS}, ${keyset.select()}${window.withTotal ? `, ${counting} as total` : ''}
-       from tag t ${visible}${after}
-       order by ${keyset.orderBy()} offset ${bind(parameters, window.offset)} limit ${bind(parameters, window.limit + 1)}`,
+      `${after.length > 1 ? 'select t.*' : select}${total} ${from}
+       order by ${only?.orderBy ?? keyset.orderBy()} offset ${bind(parameters, window.offset)} limit ${bind(parameters, window.limit + 1)}`,
       parameters,
     );
     const { rows: page, next } = keyset.pageOf(rows, window.limit);
