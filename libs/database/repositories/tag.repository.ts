@@ -146,7 +146,14 @@ export class TagRepository extends BaseRepository {
           ? `where host_key = ''`
           : `where host_key in ('', ${host})`;
       counting = `(select coalesce(sum(tags), 0)::int from tag_count ${keys})`;
-    } else if (host === undefined) {
+    } else if (
+      host === undefined ||
+      filter.q !== undefined ||
+      filter.tagName !== undefined ||
+      filter.tagDesc !== undefined
+    ) {
+      // A substring filter is the trigram index's: counting its matches by host split in two made the planner AND
+      // them with every tag of the host (0.57 of 1.06 ms at 1M tags; p99 2.2× the 10k one).
       counting = count(visible);
     } else {
       // Two disjoint counts, each an index condition on ix_tag_host_id, cost what an unfiltered count does;
