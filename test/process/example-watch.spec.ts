@@ -79,11 +79,13 @@ describe('example:runtime --watch, and two runs at once', () => {
     const set = `${serviceId} \\(env prod\\)`;
     await watcher.waitFor(new RegExp(`^example:runtime: watching ${set}: 1 node: ${node(first)}$`, 'm'), 20_000);
 
-    const second = example(['--once']);
+    // Not --once: a run that registers and leaves before the watcher's replica reads the set may never show in it
+    // (reads are coalesced, DESIGN 8), so this one stays until the watcher printed it, then leaves on Ctrl-C.
+    const second = example([]);
     const other = await portOf(second);
     expect(other).not.toBe(first);
+    await second.waitFor(/^registered; Ctrl-C deregisters and exits$/m, 20_000);
     if (first === '9000') expect(second.output()).toContain('(port 9000 is taken, by another example:runtime?)');
-    expect(await second.exit()).toBe(0);
     // The controller listed the second run at its own address, and the first one is still there beside it.
     expect(second.output()).toMatch(new RegExp(`lists this instance as .*"port":${other}[,}]`));
     const changed = `^example:runtime: discovery/changed: ${set}`;
@@ -91,6 +93,8 @@ describe('example:runtime --watch, and two runs at once', () => {
     const others = `127\\.0\\.0\\.1:${other} 1\\.0\\.[01]`;
     const both = [`${node(first)}, ${others}`, `${others}, ${node(first)}`].join('|');
     await watcher.waitFor(new RegExp(`${changed}: 2 nodes: (${both})$`, 'm'), 20_000);
+    second.child.kill('SIGINT');
+    expect(await second.exit()).toBe(0);
     // The second run deregistered on its way out; the first one's registration was never touched.
     await watcher.waitFor(new RegExp(`${changed}: 1 node: ${node(first)}$`, 'm'), 20_000);
     expect(watcher.child.exitCode).toBeNull();
