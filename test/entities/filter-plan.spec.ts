@@ -5,6 +5,7 @@ import { principalOf } from '#token-binding';
 import { visibilityOf } from '../../apps/api/common/host-access.js';
 import { ENTITY_TYPES } from '../../apps/api/catalog/entity-types.js';
 import { startApi, unique, type TestApi } from '../support/api.js';
+import { explain, type PlanNode } from '../support/plan.js';
 import { token } from '../support/tokens.js';
 import { As, dataSource, ENTITY_CASES, type EntityCase } from './support.js';
 
@@ -13,20 +14,9 @@ const ENTITIES = 40_000;
 /** Each entity carries 3 of the 200 tags: 120k links per type, 360k in all. */
 const LINKS_PER_ENTITY = 3;
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Index Cond'?: string;
-  Plans?: PlanNode[];
-}
-
-const flatten = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(flatten)];
-
 async function planOf(db: DataSource, query: SelectQueryBuilder<ObjectLiteral>): Promise<PlanNode[]> {
   const [sql, parameters] = query.getQueryAndParameters();
-  const rows: { 'QUERY PLAN': [{ Plan: PlanNode }] }[] = await db.query(`explain (format json) ${sql}`, parameters);
-  return flatten(rows[0]['QUERY PLAN'][0].Plan);
+  return explain(db, sql, parameters);
 }
 
 /**
@@ -175,8 +165,7 @@ describe('tag names resolve through uq_tag_name_lower', () => {
         .in(Tx.of(tx))
         .byNamesQuery(visibilityOf(principal), [tagName(3), tagName(4).toUpperCase()]);
       const [sql, parameters] = query.getQueryAndParameters();
-      const rows: { 'QUERY PLAN': [{ Plan: PlanNode }] }[] = await tx.query(`explain (format json) ${sql}`, parameters);
-      return flatten(rows[0]['QUERY PLAN'][0].Plan);
+      return explain(tx, sql, parameters);
     });
     expect(plan.map((n) => n['Index Name'])).toContain('uq_tag_name_lower');
     expect(plan.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
@@ -185,16 +174,12 @@ describe('tag names resolve through uq_tag_name_lower', () => {
 
 describe('GET /tags/{tagId}/entities on the seeded links', () => {
   const links = (): EntityLinkRepository => new EntityLinkRepository(db);
-  const planOfSql = async ([sql, parameters]: [string, unknown[]]): Promise<PlanNode[]> => {
-    const rows: { 'QUERY PLAN': [{ Plan: PlanNode }] }[] = await db.query(`explain (format json) ${sql}`, parameters);
-    return flatten(rows[0]['QUERY PLAN'][0].Plan);
-  };
+  const planOfSql = ([sql, parameters]: [string, unknown[]]): Promise<PlanNode[]> => explain(db, sql, parameters);
   /** The plan of a counter read: `tag_usage` holds a few hundred rows here, where a scan is rightly cheaper. */
   const planOfCount = ([sql, parameters]: [string, unknown[]]): Promise<PlanNode[]> =>
     db.transaction(async (tx) => {
       await tx.query('set local enable_seqscan = off');
-      const rows: { 'QUERY PLAN': [{ Plan: PlanNode }] }[] = await tx.query(`explain (format json) ${sql}`, parameters);
-      return flatten(rows[0]['QUERY PLAN'][0].Plan);
+      return explain(tx, sql, parameters);
     });
   /** Counts come from the counters (migration TagUsage) through their key: no link and no entity is read. */
   const expectCounters = (plan: PlanNode[]): void => {

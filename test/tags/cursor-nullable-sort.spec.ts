@@ -4,6 +4,7 @@ import { type DataSource } from 'typeorm';
 import { Keyset, TagRepository, type KeyValue, type SortOrder, type TagSortKey } from '#database';
 import { unique, type TestApi } from '../support/api.js';
 import { followCursors, insideOf, listsApi, type Getter } from '../support/paging.js';
+import { explainAnalyze, StatementsOfTags, type AnalyzedPlanNode } from '../support/plan.js';
 import { assertProperty } from '../support/property.js';
 import { ids, insertTags, TIMES } from './cursor-support.js';
 
@@ -16,23 +17,8 @@ import { ids, insertTags, TIMES } from './cursor-support.js';
 const TAGS = 20_000;
 const LIMIT = 20;
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Index Cond'?: string;
-  'Parent Relationship'?: string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Index Recheck'?: number;
-  Plans?: PlanNode[];
-}
-
-const flatten = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(flatten)];
-
 /** Rows the plan's scans of `tag` read: those they returned and those their filters dropped. */
-const rowsRead = (plan: PlanNode[]): number =>
+const rowsRead = (plan: AnalyzedPlanNode[]): number =>
   plan
     .filter((node) => node['Relation Name'] === 'tag')
     .reduce(
@@ -42,15 +28,6 @@ const rowsRead = (plan: PlanNode[]): number =>
           node['Actual Loops'],
       0,
     );
-
-/** The repository as it is, keeping the statements it sends (text and parameters) for EXPLAIN. */
-class StatementsOfTags extends TagRepository {
-  readonly sent: [string, readonly unknown[]][] = [];
-  protected override async rows<T>(sql: string, parameters: readonly unknown[] = []): Promise<T[]> {
-    this.sent.push([sql, parameters]);
-    return super.rows<T>(sql, parameters);
-  }
-}
 
 type Branches = ReturnType<Keyset['afterBranches']>;
 
@@ -104,10 +81,7 @@ describe('a cursor page on a nullable first sort key reads index ranges (DESIGN 
     const window = { offset: 0, after, limit: LIMIT, withTotal: true };
     const page = await tags.page({ visibility: { allHosts: true } }, keyset, window);
     const [sql, parameters] = tags.sent[0];
-    const [result] = await db.query<[{ 'QUERY PLAN': [{ Plan: PlanNode }] }]>(`explain (analyze, format json) ${sql}`, [
-      ...parameters,
-    ]);
-    const plan = flatten(result['QUERY PLAN'][0].Plan);
+    const plan = await explainAnalyze(db, sql, parameters);
     return { page, plan, read: rowsRead(plan) };
   }
 

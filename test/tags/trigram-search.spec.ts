@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { TagRepository, type TagFilter } from '#database';
+import { type TagFilter } from '#database';
 import { likePattern } from '#platform';
 import { startApi, unique, type TestApi } from '../support/api.js';
+import { explain, explainAnalyze, StatementsOfTags } from '../support/plan.js';
 
 /**
  * Substring search (`q`, `tagName`, `tagDesc`, DESIGN 4.2) is served by the trigram indexes of migration
@@ -10,25 +11,6 @@ import { startApi, unique, type TestApi } from '../support/api.js';
  * is not read in full, and the answer is the same as PostgreSQL's sequential scan gives.
  */
 const TAGS = 20_000;
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Actual Rows'?: number;
-  Plans?: PlanNode[];
-}
-
-const flatten = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(flatten)];
-
-/** The repository as it is, keeping the statements it sends (text and parameters) for EXPLAIN. */
-class StatementsOfTags extends TagRepository {
-  readonly sent: [string, readonly unknown[]][] = [];
-  protected override async rows<T>(sql: string, parameters: readonly unknown[] = []): Promise<T[]> {
-    this.sent.push([sql, parameters]);
-    return super.rows<T>(sql, parameters);
-  }
-}
 
 let api: TestApi;
 let db: DataSource;
@@ -67,10 +49,7 @@ async function searched(filter: Omit<TagFilter, 'visibility'>) {
     withTotal: true,
   });
   const [sql, parameters] = tags.sent[0];
-  const [explained] = await db.query<[{ 'QUERY PLAN': [{ Plan: PlanNode }] }]>(`explain (format json) ${sql}`, [
-    ...parameters,
-  ]);
-  const plan = flatten(explained['QUERY PLAN'][0].Plan);
+  const plan = await explain(db, sql, parameters);
   const runner = db.createQueryRunner();
   try {
     await runner.startTransaction();
@@ -114,11 +93,7 @@ describe('tag substring search and description order by index (migrations TagTri
       const keyset = tags.keyset([{ key: 'tagDesc', descending }]);
       await tags.page({ visibility: { allHosts: true } }, keyset, { offset: 0, limit: 20, withTotal: false });
       const [sql, parameters] = tags.sent[0];
-      const [explained] = await db.query<[{ 'QUERY PLAN': [{ Plan: PlanNode }] }]>(
-        `explain (analyze, format json) ${sql}`,
-        [...parameters],
-      );
-      const plan = flatten(explained['QUERY PLAN'][0].Plan);
+      const plan = await explainAnalyze(db, sql, parameters);
       expect(plan.map((node) => node['Index Name'])).toContain('ix_tag_desc_keyset');
       expect(plan.filter((node) => node['Node Type'] === 'Seq Scan')).toEqual([]);
       // Ties on the description go in id order by an incremental sort, and NULLs first (descending) are read as
