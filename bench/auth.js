@@ -20,6 +20,7 @@ import {
   SMOKE,
   startBenchServer,
   startProduct,
+  WARM_UP_SECONDS,
 } from './lib.js';
 
 const TAGS = SMOKE ? 200 : 2000;
@@ -40,6 +41,8 @@ await runBenchmark('auth', 'authenticated GET /tags/{id} vs raw Fastify + pg', a
   await seed.end();
 
   const api = await startProduct('api', { databaseUrl: db.url, issuer });
+  // The same build without its line per request (LOG_LEVEL=warn): what the request line costs, in the same run.
+  const quiet = await startProduct('api', { databaseUrl: db.url, issuer, name: 'api-warn', logLevel: 'warn' });
   const raw = await startBenchServer('auth-baseline', 'baseline-http.js', { DATABASE_URL: db.url, POOL_SIZE: '10' });
   const nest = await startBenchServer('auth-nest', 'baseline-nest.js', {
     DATABASE_URL: db.url,
@@ -81,6 +84,7 @@ await runBenchmark('auth', 'authenticated GET /tags/{id} vs raw Fastify + pg', a
   };
   const bearer = { authorization: `Bearer ${token}` };
   const bindery = run(api, bearer);
+  const binderyQuiet = run(quiet, bearer);
   const smallestNest = run(nest, bearer);
   const namedNest = run(nestNamed, bearer);
   const baseline = run(raw, {});
@@ -88,26 +92,34 @@ await runBenchmark('auth', 'authenticated GET /tags/{id} vs raw Fastify + pg', a
   await load({
     url: `${api.url}/tags/auth1`,
     connections: 8,
-    duration: 1,
+    duration: WARM_UP_SECONDS,
     headers: { authorization: `Bearer ${token}` },
   });
-  await load({ url: `${nest.url}/tags/auth1`, connections: 8, duration: 1, headers: bearer });
-  await load({ url: `${nestNamed.url}/tags/auth1`, connections: 8, duration: 1, headers: bearer });
-  await load({ url: `${raw.url}/tags/auth1`, connections: 8, duration: 1 });
-  const [product, nested, base, nestedNamed] = await alternate(ROUNDS, bindery, smallestNest, baseline, namedNest);
+  await load({ url: `${quiet.url}/tags/auth1`, connections: 8, duration: WARM_UP_SECONDS, headers: bearer });
+  await load({ url: `${nest.url}/tags/auth1`, connections: 8, duration: WARM_UP_SECONDS, headers: bearer });
+  await load({ url: `${nestNamed.url}/tags/auth1`, connections: 8, duration: WARM_UP_SECONDS, headers: bearer });
+  await load({ url: `${raw.url}/tags/auth1`, connections: 8, duration: WARM_UP_SECONDS });
+  const [product, nested, base, nestedNamed, productQuiet] = await alternate(
+    ROUNDS,
+    bindery,
+    smallestNest,
+    baseline,
+    namedNest,
+    binderyQuiet,
+  );
   const rps = median(product.map((r) => r.rps));
   const nestRps = median(nested.map((r) => r.rps));
   const baseRps = median(base.map((r) => r.rps));
   const each = (runs) => runs.map((r) => Math.round(r.rps)).join(', ');
   log(
     `Bindery ${each(product)} req/s; smallest Nest ${each(nested)} req/s; raw ${each(base)} req/s; ` +
-      `Nest naming its statement ${each(nestedNamed)} req/s`,
+      `Nest naming its statement ${each(nestedNamed)} req/s; Bindery at warn ${each(productQuiet)} req/s`,
   );
   const cpu = (runs) => median(runs.map((r) => r.cpuUs));
   const cpus = (runs) => runs.map((r) => r.cpuUs.toFixed(0)).join(', ');
   log(
     `CPU per request: Bindery ${cpus(product)} µs; smallest Nest ${cpus(nested)} µs; raw ${cpus(base)} µs; ` +
-      `Nest naming its statement ${cpus(nestedNamed)} µs`,
+      `Nest naming its statement ${cpus(nestedNamed)} µs; Bindery at warn ${cpus(productQuiet)} µs`,
   );
   const notes = [
     `${CONNECTIONS} HTTP connections each, pool of 10 PostgreSQL connections each, ${TAGS} tags read in turn; ` +
@@ -116,6 +128,7 @@ await runBenchmark('auth', 'authenticated GET /tags/{id} vs raw Fastify + pg', a
       `headline gives the Nest app the same, and the "unnamed" row shows it with pg's default (unnamed).`,
   ];
   await api.stop();
+  await quiet.stop();
   await nest.stop();
   await nestNamed.stop();
   await raw.stop();
@@ -129,6 +142,22 @@ await runBenchmark('auth', 'authenticated GET /tags/{id} vs raw Fastify + pg', a
         median(nestedNamed.map((r) => r.rps)),
         'req/s',
         0.8,
+      ),
+      row(
+        'throughput: Bindery at LOG_LEVEL=warn (no request line) / the Nest app naming its statement',
+        median(productQuiet.map((r) => r.rps)),
+        median(nestedNamed.map((r) => r.rps)),
+        'req/s',
+      ),
+      row(
+        'server CPU per request: Bindery at info / at warn (the request line)',
+        cpu(product),
+        cpu(productQuiet),
+        'µs',
+        undefined,
+        {
+          higherIsBetter: false,
+        },
       ),
       row('throughput: Bindery / smallest Nest app sending its statement unnamed', rps, nestRps, 'req/s'),
       row('throughput: Bindery / raw Fastify + pg', rps, baseRps, 'req/s', 0.8),

@@ -10,6 +10,7 @@ import {
   log,
   makeIssuer,
   median,
+  postgresCpuMicros,
   profileSummary,
   PROFILE,
   row,
@@ -17,6 +18,7 @@ import {
   SMOKE,
   startBenchServer,
   startProduct,
+  WARM_UP_SECONDS,
 } from './lib.js';
 
 const CONNECTIONS = 16;
@@ -109,9 +111,9 @@ await runBenchmark('config', 'GET /config-server/configs (four layers) vs raw Fa
     return { ...result, cpuPerRequest: ((process?.cpuMicros() ?? 0) - before) / result.total };
   };
   log('warm-up');
-  await load({ url: productUrl, connections: 8, duration: 1, headers: auth });
-  await load({ url: rawUrl, connections: 8, duration: 1 });
-  await load({ url: rawNamedUrl, connections: 8, duration: 1 });
+  await load({ url: productUrl, connections: 8, duration: WARM_UP_SECONDS, headers: auth });
+  await load({ url: rawUrl, connections: 8, duration: WARM_UP_SECONDS });
+  await load({ url: rawNamedUrl, connections: 8, duration: WARM_UP_SECONDS });
   const [full, fullBase, fullNamed] = await alternate(
     ROUNDS,
     run(productUrl, auth, 200),
@@ -143,8 +145,8 @@ await runBenchmark('config', 'GET /config-server/configs (four layers) vs raw Fa
     },
   });
   const [sealedSide, plainSide] = [await readOf(sealedApi.url, sealedRead), await readOf(plainApi.url, plainRead)];
-  await load({ ...sealedSide, connections: 8, duration: 1 });
-  await load({ ...plainSide, connections: 8, duration: 1 });
+  await load({ ...sealedSide, connections: 8, duration: WARM_UP_SECONDS });
+  await load({ ...plainSide, connections: 8, duration: WARM_UP_SECONDS });
   const [sealedRuns, plainRuns] = await alternate(
     ROUNDS,
     run(sealedSide.url, sealedSide.headers, 200, sealedApi),
@@ -182,14 +184,15 @@ await runBenchmark('config', 'GET /config-server/configs (four layers) vs raw Fa
   };
   // Also the api's own CPU per write (from /proc): it moves far less than writes/s on a busy machine.
   const write = (side, process) => async () => {
-    const before = process.cpuMicros();
+    const [before, pgBefore] = [process.cpuMicros(), postgresCpuMicros()];
     const result = await load({ ...side, connections: WRITE_CONNECTIONS });
     expectStatuses(side.url, result, [200]);
-    return { ...result, cpuPerWrite: (process.cpuMicros() - before) / result.total };
+    const pgPerWrite = (postgresCpuMicros() - pgBefore) / result.total;
+    return { ...result, cpuPerWrite: (process.cpuMicros() - before) / result.total, pgPerWrite };
   };
   const [sealedWrite, plainWrite] = [writeOf(sealedApi.url, 'sealed-host'), writeOf(plainApi.url, 'plain-host')];
-  await load({ ...sealedWrite, connections: WRITE_CONNECTIONS, duration: 1 });
-  await load({ ...plainWrite, connections: WRITE_CONNECTIONS, duration: 1 });
+  await load({ ...sealedWrite, connections: WRITE_CONNECTIONS, duration: WARM_UP_SECONDS });
+  await load({ ...plainWrite, connections: WRITE_CONNECTIONS, duration: WARM_UP_SECONDS });
   const [sealedWrites, plainWrites] = await alternate(
     ROUNDS,
     write(sealedWrite, sealedApi),
@@ -261,6 +264,14 @@ await runBenchmark('config', 'GET /config-server/configs (four layers) vs raw Fa
         'api CPU per admin write, sealed vs plaintext',
         median(sealedWrites.map((r) => r.cpuPerWrite)),
         median(plainWrites.map((r) => r.cpuPerWrite)),
+        'µs',
+        undefined,
+        { higherIsBetter: false },
+      ),
+      row(
+        'PostgreSQL CPU per admin write, sealed vs plaintext',
+        median(sealedWrites.map((r) => r.pgPerWrite)),
+        median(plainWrites.map((r) => r.pgPerWrite)),
         'µs',
         undefined,
         { higherIsBetter: false },

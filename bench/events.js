@@ -17,6 +17,7 @@ import {
   sleep,
   SMOKE,
   startProduct,
+  WARM_UP_SECONDS,
 } from './lib.js';
 
 const ROUNDS = SMOKE ? 1 : 3;
@@ -111,7 +112,7 @@ await runBenchmark('events', 'writes with the change-feed outbox vs without; com
   const api = await startProduct('api', { databaseUrl: db.url, issuer });
   const token = await issuer.sign({ sub: 'bench', scope: 'portal.admin' });
   log('warm-up');
-  expectStatuses('warm-up', await load({ ...writes(api, token), duration: 1 }), [201]);
+  expectStatuses('warm-up', await load({ ...writes(api, token), duration: WARM_UP_SECONDS }), [201]);
   const on = [];
   const off = [];
   for (let r = 0; r < ROUNDS; r++) {

@@ -28,6 +28,11 @@ export const RESULTS = join(BENCH, 'results');
 export const SMOKE = process.argv.includes('--smoke') || /^(1|true)$/i.test(process.env.BENCH_SMOKE ?? '');
 export const PROFILE = process.argv.includes('--profile') || /^(1|true)$/i.test(process.env.BENCH_PROFILE ?? '');
 export const MODE = SMOKE ? 'smoke' : 'full';
+/**
+ * Seconds of load before a side's first measured run: after 1 s the api still sped up run by run (CPU per
+ * request 339 → 274 µs over five 5 s runs, the Nest baseline flat), which favoured whichever side warms faster.
+ */
+export const WARM_UP_SECONDS = SMOKE ? 1 : 5;
 export const PRODUCT_LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 export const ISSUER = 'https://issuer.bench';
 /** The kernel's clock ticks per second (`getconf CLK_TCK`), the unit of /proc's CPU times. */
@@ -359,6 +364,27 @@ export function startChild(name, script, env, { args = [], profile = PROFILE, no
   };
   onCleanup(() => handle.stop());
   return handle;
+}
+
+/**
+ * CPU time (user + system, µs) used so far by every PostgreSQL process on this machine, from /proc: one
+ * side's runs alone, when sides alternate on one server (other databases' work counts too).
+ */
+export function postgresCpuMicros() {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // Gone meanwhile.
+    }
+    if (!stat.includes('(postgres)')) continue;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return (ticks * 1e6) / CLOCK_TICKS;
 }
 
 export function sleep(ms) {

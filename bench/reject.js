@@ -19,6 +19,7 @@ import {
   sleep,
   SMOKE,
   startProduct,
+  WARM_UP_SECONDS,
 } from './lib.js';
 
 const CONNECTIONS = 32;
@@ -49,8 +50,8 @@ await runBenchmark('reject', 'binding 403 on /config-server/configs vs scope 403
     return { ...result, cpuUs: (api.cpuMicros() - cpuBefore) / result.total };
   };
   log('warm-up');
-  await load({ ...binding, connections: 8, duration: 1 });
-  await load({ ...scope, connections: 8, duration: 1 });
+  await load({ ...binding, connections: 8, duration: WARM_UP_SECONDS });
+  await load({ ...scope, connections: 8, duration: WARM_UP_SECONDS });
 
   // Like for like: each 403 writes one warning line; their sizes are reported beside the ratio.
   // The whole log: the warm-up's lines alone pass the first MiB that output() reads.

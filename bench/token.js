@@ -20,6 +20,7 @@ import {
   runBenchmark,
   SMOKE,
   startProduct,
+  WARM_UP_SECONDS,
 } from './lib.js';
 
 const CONNECTIONS = 16;
@@ -82,7 +83,7 @@ await runBenchmark('token', 'client-credentials issuance vs in-process signing w
     connections: CONNECTIONS,
   };
   log('warm-up');
-  expectStatuses('warm-up', await load({ ...target, connections: 4, duration: 1 }), [200]);
+  expectStatuses('warm-up', await load({ ...target, connections: 4, duration: WARM_UP_SECONDS }), [200]);
   const claims = {
     sub: 'bench-runtime',
     client_id: 'bench-runtime',
