@@ -9,5 +9,7 @@ export default {
   globalTeardown: undefined,
   reporters: ['default'],
   maxWorkers: 1,
+  // Runs in band as before: a memory limit would make jest start a worker even for one.
+  workerIdleMemoryLimit: undefined,
   testTimeout: 300_000,
 };
