@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { DataSource, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import type { DataSource, EntityManager, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { EntityLinkRepository, EntityRepository, queryObserver, TagRepository, Tx } from '#database';
 import { principalOf } from '#token-binding';
 import { visibilityOf } from '../../apps/api/common/host-access.js';
@@ -60,6 +60,15 @@ const principal = principalOf(claims);
 beforeAll(async () => {
   api = await startApi();
   db = dataSource(api);
+  // The api's pool stops a statement after DB_STATEMENT_TIMEOUT_MS (5 s): seeding on a busy machine takes longer.
+  await db.transaction((seed) => seedTables(seed));
+  for (const c of ENTITY_CASES) await db.query(`analyze ${c.table}`);
+  await db.query('analyze entity_tag');
+  await db.query('analyze tag');
+}, 120_000);
+
+async function seedTables(db: EntityManager): Promise<void> {
+  await db.query('set local statement_timeout = 0');
   await db.query(
     `insert into tag (tag_id, tag_name, update_ts, aggregate_version)
      select $1 || 't' || i, $1 || '-plan-' || i, now(), 1 from generate_series(0, $2::int - 1) i`,
@@ -78,11 +87,8 @@ beforeAll(async () => {
        from generate_series(0, $4::int - 1) i, generate_series(0, $5::int - 1) k`,
       [c.entityType, prefix, TAGS, ENTITIES, LINKS_PER_ENTITY, host],
     );
-    await db.query(`analyze ${c.table}`);
   }
-  await db.query('analyze entity_tag');
-  await db.query('analyze tag');
-}, 120_000);
+}
 
 afterAll(async () => {
   // Deleting the tags cascades to every seeded link.
