@@ -351,10 +351,7 @@ export function startChild(name, script, env, { args = [], profile = PROFILE, no
     },
     /** CPU time the process has used so far (user + system, all threads), in microseconds, from /proc. */
     cpuMicros() {
-      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-      // Fields after the command name (which may hold spaces) start at the last ')'; utime and stime are 14 and 15.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+      return cpuMicrosOf(readFileSync(`/proc/${child.pid}/stat`, 'utf8'));
     },
     /** Resident set size in KiB, from /proc. */
     rssKiB() {
@@ -371,7 +368,7 @@ export function startChild(name, script, env, { args = [], profile = PROFILE, no
  * side's runs alone, when sides alternate on one server (other databases' work counts too).
  */
 export function postgresCpuMicros() {
-  let ticks = 0;
+  let micros = 0;
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     let stat;
@@ -380,11 +377,16 @@ export function postgresCpuMicros() {
     } catch {
       continue; // Gone meanwhile.
     }
-    if (!stat.includes('(postgres)')) continue;
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    ticks += Number(fields[11]) + Number(fields[12]);
+    if (stat.includes('(postgres)')) micros += cpuMicrosOf(stat);
   }
-  return (ticks * 1e6) / CLOCK_TICKS;
+  return micros;
+}
+
+/** User + system CPU time, µs, of a `/proc/<pid>/stat` line. */
+function cpuMicrosOf(stat) {
+  // Fields after the command name (which may hold spaces) start at the last ')'; utime and stime are 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
 }
 
 export function sleep(ms) {

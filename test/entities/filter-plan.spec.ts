@@ -67,21 +67,21 @@ beforeAll(async () => {
   await db.query('analyze tag');
 }, 120_000);
 
-async function seedTables(db: EntityManager): Promise<void> {
-  await db.query('set local statement_timeout = 0');
-  await db.query(
+async function seedTables(seed: EntityManager): Promise<void> {
+  await seed.query('set local statement_timeout = 0');
+  await seed.query(
     `insert into tag (tag_id, tag_name, update_ts, aggregate_version)
      select $1 || 't' || i, $1 || '-plan-' || i, now(), 1 from generate_series(0, $2::int - 1) i`,
     [prefix, TAGS],
   );
   for (const c of ENTITY_CASES) {
-    await db.query(
+    await seed.query(
       `insert into ${c.table} (${c.table}_id, host_id, ${snake(c.nameField)}, update_ts, aggregate_version)
        select $1 || i, $2, 'n' || i, now(), 1 from generate_series(0, $3::int - 1) i`,
       [prefix, host, ENTITIES],
     );
     // Tags i, i+67 and i+134 (mod 200): three distinct tags per entity.
-    await db.query(
+    await seed.query(
       `insert into entity_tag (entity_type, entity_id, entity_host_id, tag_id)
        select $1, $2 || i, $6, $2 || 't' || ((i + k * 67) % $3::int)
        from generate_series(0, $4::int - 1) i, generate_series(0, $5::int - 1) k`,
