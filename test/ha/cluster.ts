@@ -1,9 +1,12 @@
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, runCommand, type Spawned } from '../support/processes.js';
+import { waitFor } from '../support/wait.js';
+import { haproxyConfigFor, patroniConfig, pgbouncerIni } from './cluster-config.js';
+import { AS_POSTGRES, postgresIds, postmasterPid, tryKill } from './postgres-processes.js';
 
 /**
  * The reference HA setup of deploy/ha (DESIGN 15) on loopback ports, with Debian's programs: etcd, two
@@ -12,16 +15,6 @@ import { freePort, runCommand, type Spawned } from '../support/processes.js';
  * PgBouncer refuse root: they run as `postgres` through setpriv (no wrapper process that could orphan them).
  */
 const sh = promisify(execFile);
-const PG_BIN = '/usr/lib/postgresql/15/bin';
-const AS_POSTGRES = ['--reuid=postgres', '--regid=postgres', '--init-groups'];
-const postgresIds = (): { uid: number; gid: number } => {
-  const line = readFileSync('/etc/passwd', 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('postgres:'));
-  if (line === undefined) throw new Error('no postgres user: install postgresql');
-  const [, , uid, gid] = line.split(':');
-  return { uid: Number(uid), gid: Number(gid) };
-};
 
 export interface Node {
   readonly name: string;
@@ -126,15 +119,7 @@ export class Cluster {
     const haproxyConfig = join(this.dir, 'haproxy.cfg');
     writeFileSync(haproxyConfig, haproxyConfigFor(this.haproxyPort, this.nodes));
     this.haproxy = this.track(runCommand('haproxy', ['-f', haproxyConfig, '-db'], {}));
-    await until(
-      () =>
-        this.query(this.url(), 'select 1').then(
-          () => true,
-          () => false,
-        ),
-      'HAProxy to a primary',
-      20_000,
-    );
+    await until(() => this.accepts(this.url()), 'HAProxy to a primary', 20_000);
   }
 
   /** A leader and a synchronous standby that streams: a failover may promote it without losing a commit. */
@@ -212,37 +197,11 @@ export class Cluster {
     this.pgbouncerPort = await freePort();
     const ini = join(dir, 'pgbouncer.ini');
     writeFileSync(join(dir, 'users.txt'), '"postgres" ""\n');
-    writeFileSync(
-      ini,
-      [
-        '[databases]',
-        // The timeout is the pooler's: PgBouncer refuses it as a client start-up parameter (DESIGN 15).
-        `* = host=127.0.0.1 port=${this.haproxyPort} connect_query='SET statement_timeout = ${statementTimeoutMs}'`,
-        '[pgbouncer]',
-        'listen_addr = 127.0.0.1',
-        `listen_port = ${this.pgbouncerPort}`,
-        `unix_socket_dir = ${dir}`,
-        'auth_type = trust',
-        `auth_file = ${join(dir, 'users.txt')}`,
-        'pool_mode = transaction',
-        'max_client_conn = 200',
-        'default_pool_size = 20',
-        'server_login_retry = 1',
-        '',
-      ].join('\n'),
-    );
+    writeFileSync(ini, pgbouncerIni(dir, this.pgbouncerPort, this.haproxyPort, statementTimeoutMs));
     for (const file of [dir, ini, join(dir, 'users.txt')]) chownSync(file, uid, gid);
     this.pgbouncer = this.track(runCommand('setpriv', [...AS_POSTGRES, 'pgbouncer', ini], {}));
     const url = this.url(this.pgbouncerPort);
-    await until(
-      () =>
-        this.query(url, 'select 1').then(
-          () => true,
-          () => false,
-        ),
-      'PgBouncer',
-      20_000,
-    );
+    await until(() => this.accepts(url), 'PgBouncer', 20_000);
     return url;
   }
 
@@ -255,6 +214,14 @@ export class Cluster {
     } finally {
       await client.end();
     }
+  }
+
+  /** Whether `url` answers a query now. */
+  private accepts(url: string): Promise<boolean> {
+    return this.query(url, 'select 1').then(
+      () => true,
+      () => false,
+    );
   }
 
   /** Output of every program, for a failure message. */
@@ -308,104 +275,10 @@ export class Cluster {
   }
 }
 
-function tryKill(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
-}
-
-function postmasterPid(node: Node): number | undefined {
-  const file = join(node.dataDir, 'postmaster.pid');
-  if (!existsSync(file)) return undefined;
-  const pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-}
-
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Polls `check` every 200 ms until true; fails naming `what` after `timeoutMs`. */
-export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await delay(200);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
-
-/** deploy/ha/patroni-node*.yml with loopback ports: the settings STACK.md measured as fast and deterministic. */
-function patroniConfig(scope: string, node: Node, etcdPort: number, dir: string): string {
-  return `scope: ${scope}
-name: ${node.name}
-restapi:
-  listen: 127.0.0.1:${node.restPort}
-  connect_address: 127.0.0.1:${node.restPort}
-etcd3:
-  hosts: 127.0.0.1:${etcdPort}
-bootstrap:
-  dcs:
-    ttl: 10
-    loop_wait: 2
-    retry_timeout: 4
-    maximum_lag_on_failover: 1048576
-    synchronous_mode: true
-    primary_start_timeout: 0
-    postgresql:
-      use_pg_rewind: true
-      parameters:
-        wal_log_hints: 'on'
-        max_connections: 200
-  initdb:
-    - encoding: UTF8
-    - auth-local: trust
-    - auth-host: trust
-  pg_hba:
-    - local all all trust
-    - host all all 127.0.0.1/32 trust
-    - host replication all 127.0.0.1/32 trust
-postgresql:
-  listen: 127.0.0.1:${node.pgPort}
-  connect_address: 127.0.0.1:${node.pgPort}
-  data_dir: ${node.dataDir}
-  bin_dir: ${PG_BIN}
-  pgpass: ${join(dir, `${node.name}.pgpass`)}
-  authentication:
-    superuser:
-      username: postgres
-      password: postgres
-    replication:
-      username: postgres
-      password: postgres
-    rewind:
-      username: postgres
-      password: postgres
-  basebackup:
-    - checkpoint: fast
-  parameters:
-    unix_socket_directories: '${dir}'
-    fsync: 'off'
-`;
-}
-
-/** deploy/ha/haproxy.cfg with loopback ports: the primary only, by Patroni's `OPTIONS /primary`. */
-function haproxyConfigFor(port: number, nodes: readonly Node[]): string {
-  return `global
-  maxconn 400
-defaults
-  mode tcp
-  timeout connect 4s
-  timeout client 30m
-  timeout server 30m
-  timeout check 2s
-listen primary
-  bind 127.0.0.1:${port}
-  option httpchk OPTIONS /primary
-  http-check expect status 200
-  default-server inter 500ms fall 2 rise 1 on-marked-down shutdown-sessions
-${nodes.map((n) => `  server ${n.name} 127.0.0.1:${n.pgPort} maxconn 200 check port ${n.restPort}`).join('\n')}
-`;
-}
+/** `waitFor` at the cluster's pace: each check may ask Patroni or open a connection. */
+export const until = (check: () => boolean | Promise<boolean>, what: string, timeoutMs: number): Promise<void> =>
+  waitFor(check, what, timeoutMs, 200);

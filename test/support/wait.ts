@@ -1,16 +1,17 @@
 /** Waiting for an event in tests: every wait is bounded, so a broken server fails a test instead of hanging it. */
 export const WAIT_MS = 5000;
 
-/** Polls `check` until it is true; fails after `timeoutMs`. */
+/** Polls `check` every `intervalMs` until it is true; fails after `timeoutMs`. */
 export async function waitFor(
   check: () => boolean | Promise<boolean>,
   what: string,
   timeoutMs = WAIT_MS,
+  intervalMs = 20,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
