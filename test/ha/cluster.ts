@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { freePort, runCommand, type Spawned } from '../support/processes.js';
 import { waitFor } from '../support/wait.js';
@@ -273,10 +274,6 @@ export class Cluster {
     this.spawned.push(spawned);
     return spawned;
   }
-}
-
-export function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** `waitFor` at the cluster's pace: each check may ask Patroni or open a connection. */

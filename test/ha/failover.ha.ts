@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { setTimeout as delay } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { freePort, startBuilt, type Spawned } from '../support/processes.js';
 import { callers, token } from '../support/tokens.js';
-import { Cluster, delay, until } from './cluster.js';
+import { Cluster, until } from './cluster.js';
 
 /**
  * DESIGN 15 with the real programs: api and controller replicas on HAProxy in front of a Patroni cluster,
