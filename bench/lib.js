@@ -365,7 +365,8 @@ export function startChild(name, script, env, { args = [], profile = PROFILE, no
 
 /**
  * CPU time (user + system, µs) used so far by every PostgreSQL process on this machine, from /proc: one
- * side's runs alone, when sides alternate on one server (other databases' work counts too).
+ * side's runs alone, when sides alternate on one server (other databases' work counts too). A backend that
+ * exits takes its time out of the sum; the postmaster's waited-for children's time puts it back.
  */
 export function postgresCpuMicros() {
   let micros = 0;
@@ -377,16 +378,18 @@ export function postgresCpuMicros() {
     } catch {
       continue; // Gone meanwhile.
     }
-    if (stat.includes('(postgres)')) micros += cpuMicrosOf(stat);
+    if (stat.includes('(postgres)')) micros += cpuMicrosOf(stat, true);
   }
   return micros;
 }
 
-/** User + system CPU time, µs, of a `/proc/<pid>/stat` line. */
-function cpuMicrosOf(stat) {
-  // Fields after the command name (which may hold spaces) start at the last ')'; utime and stime are 14 and 15.
+/** User + system CPU time, µs, of a `/proc/<pid>/stat` line, with its exited children's when `children`. */
+function cpuMicrosOf(stat, children = false) {
+  // Fields after the command name (which may hold spaces) start at the last ')'; utime and stime are 14 and
+  // 15, cutime and cstime (children waited for) 16 and 17.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+  const own = Number(fields[11]) + Number(fields[12]);
+  return ((children ? own + Number(fields[13]) + Number(fields[14]) : own) * 1e6) / CLOCK_TICKS;
 }
 
 export function sleep(ms) {
