@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { freePort, startBuilt, type Spawned } from '../support/processes.js';
 import {
@@ -123,7 +124,7 @@ function traffic(apis: Balancer<Replica>, controllers: Balancer<Replica>, admin:
       }
       // Turned away (503, or a failure recorded above): a runtime backs off and tries again.
       if (opened === undefined) {
-        await new Promise((r) => setTimeout(r, 200));
+        await delay(200);
         continue;
       }
       const { value: socket, member } = opened;
@@ -152,7 +153,7 @@ function traffic(apis: Balancer<Replica>, controllers: Balancer<Replica>, admin:
   const spawner = (async () => {
     for (let port = 1; running; port++) {
       runtimes.push(runtime(port));
-      await new Promise((r) => setTimeout(r, 250));
+      await delay(250);
     }
   })();
   const done = Promise.all([writer(), writer(), writer(), spawner]);

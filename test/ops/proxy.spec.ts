@@ -8,6 +8,7 @@ import { listenApi, unique, type ListeningApi } from '../support/api.js';
 import { instanceIdOf, RpcClient, startController, WS_PATH, type TestController } from '../support/controller.js';
 import { freePort } from '../support/processes.js';
 import { callers, token } from '../support/tokens.js';
+import { waitFor } from '../support/wait.js';
 
 /**
  * The compose file's proxy (deploy/nginx.conf) run for real in front of an api and a controller: only the
@@ -42,16 +43,16 @@ describeIt('deploy/nginx.conf in front of the apps', () => {
     proxy = spawn('nginx', ['-c', file, '-p', dir, '-g', 'daemon off;'], { stdio: 'ignore' });
     apiUrl = `http://127.0.0.1:${apiPort}`;
     controllerUrl = `http://127.0.0.1:${controllerPort}`;
-    const deadline = Date.now() + 10_000;
-    while (
-      !(await fetch(`${apiUrl}/health/live`).then(
-        (r) => r.ok,
-        () => false,
-      ))
-    ) {
-      if (Date.now() > deadline) throw new Error('nginx did not start');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(
+      () =>
+        fetch(`${apiUrl}/health/live`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      'nginx to start',
+      10_000,
+      50,
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -82,13 +83,8 @@ describeIt('deploy/nginx.conf in front of the apps', () => {
       expect(response.statusCode).toBe(200);
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => received.push(chunk));
-      const seen = async (text: string): Promise<void> => {
-        const deadline = Date.now() + 2000;
-        while (!received.join('').includes(text)) {
-          if (Date.now() > deadline) throw new Error(`no "${text}" through the proxy within 2 s`);
-          await new Promise((r) => setTimeout(r, 20));
-        }
-      };
+      const seen = (text: string): Promise<void> =>
+        waitFor(() => received.join('').includes(text), `"${text}" through the proxy`, 2000);
       // Each small event must arrive through the proxy as it happens, not when the response ends.
       await seen('event: ready');
       const serviceId = unique('via-proxy');

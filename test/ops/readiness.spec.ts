@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { startEmbeddedPostgres, type EmbeddedServer } from '#database';
 import { dataDir, freePort } from '../support/processes.js';
 import { call, startApi, type TestApi } from '../support/api.js';
+import { waitFor } from '../support/wait.js';
 
 let dir: string;
 let port: number;
@@ -32,11 +33,10 @@ it('readiness fails while the database is down and recovers by itself when it re
   expect(down.headers['retry-after']).toBe('2');
   expect((await call(api, 'GET', '/health/live')).statusCode).toBe(200);
   server = await start();
-  const deadline = Date.now() + 15_000;
-  let status = 0;
-  while (Date.now() < deadline && status !== 200) {
-    status = (await call(api, 'GET', '/health/ready')).statusCode;
-    if (status !== 200) await new Promise((r) => setTimeout(r, 200));
-  }
-  expect(status).toBe(200);
+  await waitFor(
+    async () => (await call(api, 'GET', '/health/ready')).statusCode === 200,
+    'readiness once the database is back',
+    15_000,
+    200,
+  );
 }, 60_000);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, expect, it } from '@jest/globals';
 import { DIST, requireBuild } from '../support/processes.js';
+import { waitFor } from '../support/wait.js';
 
 beforeAll(requireBuild);
 
@@ -38,7 +39,7 @@ it('writes a lone line to stdout well before exit, though lines are written in b
   // The child stays up for 20 s after logging: the line must arrive while it still runs (the block writer's
   // timer), whatever a loaded machine spends starting Node.
   const run = runLogging(`logger.info('alone'); setTimeout(() => {}, 20_000);`);
-  while (run.lines().length === 0 && run.running()) await new Promise((r) => setTimeout(r, 20));
+  await waitFor(() => run.lines().length > 0 || !run.running(), 'the line or the exit', 20_000);
   expect(run.running()).toBe(true);
   expect(run.lines().map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(['alone']);
   run.stop();

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { instanceIdOf, RpcClient, waitFor, WS_PATH } from '../support/controller.js';
 import {
@@ -63,10 +64,10 @@ describe('a database restart under load', () => {
           answers.set(tagName, res.status);
           if (res.status === 503 && res.headers.get('retry-after') === null) unexpected.push('503 without Retry-After');
           if (res.status !== 201 && res.status !== 503) unexpected.push(`${res.status} ${await res.text()}`);
-          if (res.status === 503) await new Promise((r) => setTimeout(r, 50));
+          if (res.status === 503) await delay(50);
         } catch (error) {
           unexpected.push(`no answer: ${(error as Error).message}`);
-          await new Promise((r) => setTimeout(r, 100));
+          await delay(100);
         }
       }
     };
@@ -99,11 +100,9 @@ describe('a database restart under load', () => {
       await server.start();
       // Both processes find the database again by themselves.
       for (const port of [apiPort, controllerPort]) {
-        const deadline = Date.now() + 20_000;
-        while ((await fetch(`http://127.0.0.1:${port}/health/ready`)).status !== 200) {
-          if (Date.now() > deadline) throw new Error(`port ${port} never became ready again`);
-          await new Promise((r) => setTimeout(r, 200));
-        }
+        const ready = async (): Promise<boolean> =>
+          (await fetch(`http://127.0.0.1:${port}/health/ready`)).status === 200;
+        await waitFor(ready, `port ${port} ready again`, 20_000, 200);
       }
       // Writes go on after it: the load has more 201s than it had when the database came back.
       const createdBefore = answered(201);

@@ -5,6 +5,7 @@ import { dataDir, freePort, requireBuild, run, startBuilt, type Spawned } from '
 import { ISSUER, writeJwksFile } from '../support/tokens.js';
 import { testKeyRingFile } from '../support/key-ring.js';
 import { jsonLines } from '../support/log-lines.js';
+import { waitFor } from '../support/wait.js';
 
 /** The built entry points, as `docker compose up` runs them: each says once, at start, when it runs in dev mode (DESIGN 9). */
 const ENTRIES = [
@@ -25,19 +26,17 @@ const devModeLines = (spawned: Spawned): LogLine[] =>
 
 /** Runs until ready, then stops it with SIGTERM, so the whole start-up output (and a clean exit) is seen. */
 async function startAndStop(spawned: Spawned, port: number): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (
-    !(await fetch(`http://127.0.0.1:${port}/health/ready`).then(
+  const ready = async (): Promise<boolean> => {
+    if (spawned.child.exitCode !== null) throw new Error('exited before it was ready');
+    return fetch(`http://127.0.0.1:${port}/health/ready`).then(
       (r) => r.ok,
       () => false,
-    ))
-  ) {
-    if (Date.now() > deadline || spawned.child.exitCode !== null) {
-      spawned.child.kill('SIGKILL');
-      throw new Error(`did not become ready:\n${spawned.output()}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    );
+  };
+  await waitFor(ready, 'readiness', 30_000, 100).catch((error: unknown) => {
+    spawned.child.kill('SIGKILL');
+    throw new Error(`did not become ready (${String(error)}):\n${spawned.output()}`);
+  });
   spawned.child.kill('SIGTERM');
   expect(await spawned.exit()).toBe(0);
 }

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { dataDir, freePort, killGroup, runCommand, type Spawned } from '../support/processes.js';
 import { ISSUER, writeJwksFile } from '../support/tokens.js';
+import { waitFor } from '../support/wait.js';
 
 // A copy of the sources with the project's node_modules: building and watching there never rewrites the
 // dist/ other test files start processes from, and editing a file there leaves the checkout clean.
@@ -27,28 +28,23 @@ afterAll(async () => {
 });
 
 async function ready(url: string, spawned: Spawned, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (
-      await fetch(url).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      return;
-    if (spawned.child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${url} not ready:\n${spawned.output()}`);
+  const answers = async (): Promise<boolean> => {
+    if (spawned.child.exitCode !== null) throw new Error('exited');
+    return fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    );
+  };
+  await waitFor(answers, url, timeoutMs, 200).catch((error: unknown) => {
+    throw new Error(`${url} not ready (${String(error)}):\n${spawned.output()}`);
+  });
 }
 
 async function occurrences(pattern: RegExp, read: () => Promise<string> | string, atLeast: number): Promise<void> {
-  const deadline = Date.now() + 40_000;
-  while (Date.now() < deadline) {
-    if (((await read()).match(pattern)?.length ?? 0) >= atLeast) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`fewer than ${atLeast} ${String(pattern)} in:\n${await read()}`);
+  const enough = async (): Promise<boolean> => ((await read()).match(pattern)?.length ?? 0) >= atLeast;
+  await waitFor(enough, `${atLeast} ${String(pattern)}`, 40_000, 250).catch(async () => {
+    throw new Error(`fewer than ${atLeast} ${String(pattern)} in:\n${await read()}`);
+  });
 }
 
 const STARTED = /Nest application successfully started/g;

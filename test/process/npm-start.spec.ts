@@ -3,6 +3,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { dataDir, freePort, killGroup, requireBuild, run, runCommand, type Spawned } from '../support/processes.js';
+import { waitFor } from '../support/wait.js';
 
 /** `npm start` as people run it: through npm, signalled by a supervisor, started twice, README pasted. */
 describe('npm start', () => {
@@ -70,10 +71,7 @@ describe('npm start', () => {
     await npm.exit(30_000);
     await expect(fetch(`${api}/health/live`)).rejects.toThrow();
     await expect(fetch(`${controller}/health/live`)).rejects.toThrow();
-    for (let i = 0; i < 50 && existsSync(join(dir, 'postgres', 'postmaster.pid')); i++) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(existsSync(join(dir, 'postgres', 'postmaster.pid'))).toBe(false);
+    await waitFor(() => !existsSync(join(dir, 'postgres', 'postmaster.pid')), 'PostgreSQL to remove its pid file');
   }, 180_000);
 
   it('names a busy embedded PostgreSQL port before starting anything', async () => {

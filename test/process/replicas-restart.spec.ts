@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { changesOf, instanceIdOf, RpcClient, WS_PATH, waitFor } from '../support/controller.js';
 import {
@@ -112,14 +113,11 @@ describe('a database restart under two controller replicas', () => {
 
     await server.stop();
     // The outage itself is the scenario, not a wait for an event: down past every lease's expiry.
-    await new Promise((r) => setTimeout(r, 2 * LEASE_MS));
+    await delay(2 * LEASE_MS);
     await server.start();
     for (const { port } of replicas) {
-      const deadline = Date.now() + 20_000;
-      while ((await fetch(`http://127.0.0.1:${port}/health/ready`)).status !== 200) {
-        if (Date.now() > deadline) throw new Error(`port ${port} never became ready again`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const ready = async (): Promise<boolean> => (await fetch(`http://127.0.0.1:${port}/health/ready`)).status === 200;
+      await waitFor(ready, `port ${port} ready again`, 20_000, 100);
     }
     // Each reaps again only after a whole lease held on the new session: any wrong reaping is done once both have.
     await untilBothReaped();

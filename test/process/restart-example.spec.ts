@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { dataDir, freePort, killGroup, requireBuild, runCommand, type Spawned } from '../support/processes.js';
+import { waitFor } from '../support/wait.js';
 
 /**
  * The newcomer's run: `npm start`, `npm run example:runtime` with the printed client line, then `npm start`
@@ -65,7 +66,12 @@ describe('restarting npm start under a running example:runtime', () => {
     expect(second.npm.output()).toContain('the same secret as the last start');
     await example.waitFor(/example:runtime: reconnected after \d+ attempts? \([\d.]+ s without a connection\)/, 60_000);
     const reconnectedAt = example.output().lastIndexOf('reconnected after');
-    await waitUntil(() => example.output().indexOf('token refreshed', reconnectedAt) !== -1, 20_000);
+    await waitFor(
+      () => example.output().indexOf('token refreshed', reconnectedAt) !== -1,
+      'a token refreshed after the reconnect',
+      20_000,
+      100,
+    );
 
     const lines = example.output().split('\n');
     // Every failure line names its cause, never a bare "error".
@@ -77,11 +83,3 @@ describe('restarting npm start under a running example:runtime', () => {
     await stop(second.npm);
   }, 300_000);
 });
-
-async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

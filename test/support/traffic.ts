@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { RpcClient } from './controller.js';
 
 /** One loop's tally in one phase: what each request answered, and how many steps it finished. */
@@ -41,7 +42,7 @@ export class Traffic {
   async until(iterations: number, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline && this.names.some((name) => this.tally(this.phase, name).iterations < iterations)) {
-      await new Promise((r) => setTimeout(r, 50));
+      await delay(50);
     }
   }
 

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { call, sqlDuring, startApi, type TestApi } from '../support/api.js';
 import { callers } from '../support/tokens.js';
+import { waitFor } from '../support/wait.js';
 import { createSchema, newId, schemaLinks } from './batch-support.js';
 
 /**
@@ -193,15 +194,14 @@ describe('POST /tags/batch, operations worked out together', () => {
         [target, late],
       );
       const pending = batch([add(target, [mine])]);
-      for (let i = 0; ; i++) {
+      const batchWaits = async (): Promise<boolean> => {
         const { rows } = await watcher.query<{ n: number }>(
           `select count(*)::int as n from pg_stat_activity
            where datname = current_database() and wait_event_type = 'Lock' and query like '%for update of e%'`,
         );
-        if ((rows[0]?.n ?? 0) > 0) break;
-        if (i > 400) throw new Error('the batch never waited for the entity');
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+        return (rows[0]?.n ?? 0) > 0;
+      };
+      await waitFor(batchWaits, 'the batch waiting for the entity', 10_000, 25);
       await blocker.query(`insert into entity_tag (entity_type, entity_id, tag_id) select 'schema', $1, $2`, [
         target,
         (await tags(1))[0],

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { sqlDuring, startApi, unique, type TestApi } from '../support/api.js';
 import { callers } from '../support/tokens.js';
+import { waitFor } from '../support/wait.js';
 import { As, createTags, type Json } from '../entities/support.js';
 import { readAll, tail } from '../events/feed.js';
 
@@ -159,18 +160,21 @@ describe('DELETE /tags/{tagId} and the entities it was linked to', () => {
     await Promise.all([blocker.connect(), watcher.connect()]);
     /** Resolves once a statement like `pattern` waits for a lock (other files may be waiting on theirs). */
     let done = false;
-    const waiting = async (pattern: string): Promise<void> => {
-      for (let i = 0; i < 200 && !done; i++) {
-        const { rows } = await watcher.query<{ n: number }>(
-          `select count(*)::int as n from pg_stat_activity
-           where datname = current_database() and wait_event_type = 'Lock' and query like $1`,
-          [pattern],
-        );
-        if ((rows[0]?.n ?? 0) > 0) return;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      if (!done) throw new Error(`never saw ${pattern} waiting`);
-    };
+    const waiting = (pattern: string): Promise<void> =>
+      waitFor(
+        async () => {
+          if (done) return true;
+          const { rows } = await watcher.query<{ n: number }>(
+            `select count(*)::int as n from pg_stat_activity
+             where datname = current_database() and wait_event_type = 'Lock' and query like $1`,
+            [pattern],
+          );
+          return (rows[0]?.n ?? 0) > 0;
+        },
+        `${pattern} waiting for a lock`,
+        5000,
+        25,
+      );
     try {
       await blocker.query('begin');
       await blocker.query('select 1 from tag where tag_id = $1 for update', [other]);
