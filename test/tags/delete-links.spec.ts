@@ -145,12 +145,12 @@ describe('DELETE /tags/{tagId} and the entities it was linked to', () => {
     );
   }, 30_000);
 
-  it('a link write and the deletion of one of its tags, racing on one entity, both finish (no deadlock)', async () => {
-    // Ids chosen so the other tag sorts first: the writer waits on it before it reaches the deleted one.
+  it("a link write waiting on one of its tags holds none that sorts after it: that tag's deletion goes first (no deadlock)", async () => {
     const suffix = unique('').slice(1, 12);
     const other = `a${suffix}`;
     const doomed = `z${suffix}`;
-    for (const tagId of [other, doomed]) {
+    // The deleted tag is written first, so a plan reading the rows in heap order would reach it first.
+    for (const tagId of [doomed, other]) {
       expect((await asAdmin.post('/tags', { tagId, tagName: unique(tagId) })).statusCode).toBe(201);
     }
     const schemaId = (await create('schemas', { schemaName: 'race', tagIds: [doomed] })).schemaId as string;
@@ -158,46 +158,35 @@ describe('DELETE /tags/{tagId} and the entities it was linked to', () => {
     // Outside the blocker's transaction, whose view of pg_stat_activity would stay as first read.
     const watcher = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await Promise.all([blocker.connect(), watcher.connect()]);
-    /** Resolves once a statement like `pattern` waits for a lock (other files may be waiting on theirs). */
-    let done = false;
-    const waiting = (pattern: string): Promise<void> =>
-      waitFor(
-        async () => {
-          if (done) return true;
-          const { rows } = await watcher.query<{ n: number }>(
-            `select count(*)::int as n from pg_stat_activity
-             where datname = current_database() and wait_event_type = 'Lock' and query like $1`,
-            [pattern],
-          );
-          return (rows[0]?.n ?? 0) > 0;
-        },
-        `${pattern} waiting for a lock`,
-        5000,
-        25,
-      );
     try {
       await blocker.query('begin');
       await blocker.query('select 1 from tag where tag_id = $1 for update', [other]);
       const write = asAdmin.put(`/schemas/${schemaId}/tags`, { tagIds: [other, doomed] });
-      // The writer waits for the blocked tag (holding the entity, if it locked that first).
-      await waiting('%from tag where tag_id = any%');
-      const remove = asAdmin.delete(`/tags/${doomed}`);
-      // The deletion either finishes at once or waits for the writer; then the blocker lets the writer go.
-      const deleterWaits = waiting('%for update of e%').catch(() => undefined);
-      await Promise.race([remove, deleterWaits]);
-      done = true;
-      await deleterWaits;
-      await blocker.query('commit');
-      const [written, removed] = await Promise.all([write, remove]);
-      expect(removed.statusCode).toBe(204);
-      // The writer finds the tag gone (400) or wrote first (200); never a deadlock's 500.
-      expect([200, 400]).toContain(written.statusCode);
-      expect((await asAdmin.get(`/schemas/${schemaId}`)).json<Json>().tagIds).toEqual(
-        written.statusCode === 200 ? [other] : [],
+      await waitFor(
+        async () => {
+          const { rows } = await watcher.query<{ n: number }>(
+            `select count(*)::int as n from pg_stat_activity
+             where datname = current_database() and wait_event_type = 'Lock' and query like $1`,
+            ['%from tag where tag_id = any%'],
+          );
+          return (rows[0]?.n ?? 0) > 0;
+        },
+        'the writer waiting for the blocked tag',
+        5000,
+        25,
       );
+      // Nothing holds the later tag while the writer waits: NOWAIT fails (55P03) if the writer locked it first.
+      await watcher.query('begin');
+      expect((await watcher.query('select 1 from tag where tag_id = $1 for update nowait', [doomed])).rowCount).toBe(1);
+      await watcher.query('rollback');
+      expect((await asAdmin.delete(`/tags/${doomed}`)).statusCode).toBe(204);
+      await blocker.query('commit');
+      // The writer then finds the tag gone: 400, nothing linked.
+      expect((await write).statusCode).toBe(400);
+      expect((await asAdmin.get(`/schemas/${schemaId}`)).json<Json>().tagIds).toEqual([]);
     } finally {
-      done = true;
       await blocker.query('rollback').catch(() => undefined);
+      await watcher.query('rollback').catch(() => undefined);
       await Promise.all([blocker.end(), watcher.end()]);
     }
   }, 30_000);

@@ -223,13 +223,14 @@ export class TagRepository extends BaseRepository {
 
   /**
    * Which of `ids` name tags visible under `visibility`, each with its host; those tags cannot be deleted until the
-   * transaction ends (FOR KEY SHARE), so links to them can always be written.
+   * transaction ends (FOR KEY SHARE), so links to them can always be written. Locked in id order, whatever the plan:
+   * a writer waiting on one tag holds none that sorts after it.
    */
   async existingHosts(visibility: HostVisibility, ids: readonly string[]): Promise<Map<string, string | null>> {
     const parameters: unknown[] = [ids];
     const visible = visibilityCondition(visibility, 'host_id', parameters);
     const rows = await this.manager.query<{ tag_id: string; host_id: string | null }[]>(
-      `select tag_id, host_id from tag where tag_id = any($1::varchar[]) ${visible} for key share`,
+      `select tag_id, host_id from tag where tag_id = any($1::varchar[]) ${visible} order by tag_id for key share`,
       parameters,
     );
     return new Map(rows.map((row) => [row.tag_id, row.host_id]));
