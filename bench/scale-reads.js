@@ -89,8 +89,8 @@ export async function readsAt(api, who, { lastSeq }) {
   };
 }
 
-/** One read under load: `warmUp` requests first (plans, caches), then `seconds` at CONNECTIONS; the api's CPU per request. */
-export async function measureRead(api, read, seconds, warmUp = 3) {
+/** One read: `warmUp` requests (plans, caches), `seconds` at CONNECTIONS (the api's CPU per request), a drain. */
+export async function measureRead(api, pool, read, seconds, warmUp = 3) {
   for (let i = 0; i < warmUp; i += 1) {
     const res = await fetch(`${api.url}${read.path}`, { headers: read.headers });
     await res.arrayBuffer();
@@ -104,7 +104,28 @@ export async function measureRead(api, read, seconds, warmUp = 3) {
     headers: read.headers,
   });
   expectStatuses(read.name, run, [read.status]);
-  return { p50: run.p50, p99: run.p99, rps: run.rps, requests: run.total, cpuUs: (api.cpuMicros() - cpu) / run.total };
+  const cpuUs = (api.cpuMicros() - cpu) / run.total;
+  await untilDrained(pool, read.name);
+  return { p50: run.p50, p99: run.p99, rps: run.rps, requests: run.total, cpuUs };
+}
+
+/**
+ * Waits until PostgreSQL runs no client statement of the bench database but this one. autocannon drops its
+ * requests in flight when a run ends, and the api's statements run on to their end: at 1,000,000 tags eight
+ * 2 s offset scans would share the cores with the next read's first seconds.
+ */
+async function untilDrained(pool, after, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await pool.query(
+      `select count(*)::int as n from pg_stat_activity
+       where datname = current_database() and backend_type = 'client backend' and state = 'active'
+         and pid <> pg_backend_pid()`,
+    );
+    if (rows[0].n === 0) return;
+    if (Date.now() > deadline) throw new Error(`${after}: statements still running ${timeoutMs} ms after the run`);
+    await sleep(50);
+  }
 }
 
 const stats = (ms) => ({ p50: percentile(ms, 50), p99: percentile(ms, 99), requests: ms.length });

@@ -112,7 +112,7 @@ await runBenchmark(
       const { reads, visible, cursor } = await readsAt(api, who, { lastSeq });
       const measured = {};
       for (const read of reads) {
-        const m = await measureRead(api, read, SECONDS, QUICK ? 1 : 3);
+        const m = await measureRead(api, pool, read, SECONDS, QUICK ? 1 : 3);
         measured[read.name] = { ...m, key: sizeKey(read.name, read.group) };
         log(
           `scale ${i}: ${read.name}: p50 ${m.p50} p99 ${m.p99} ms, ${Math.round(m.rps)} req/s, ${Math.round(m.cpuUs)} µs CPU/req`,
@@ -217,7 +217,8 @@ await runBenchmark(
     const notes = [
       `Rows at each size (tags incl. the hot tag, links, entities, layers, history versions, events, links of the hot tag): ${counts}. ` +
         `Reader: a tenant token (host h7), who sees the global fifth of tags and entities and its host's (${sizes.map((s) => s.visible).join(' / ')} tags).`,
-      `Each read: ${QUICK ? 1 : 3} request(s) first, then ${SECONDS} s of autocannon at 8 connections on a fresh api per size; CPU per request from /proc. ` +
+      `Each read: ${QUICK ? 1 : 3} request(s) first, then ${SECONDS} s of autocannon at 8 connections on a fresh api per size; CPU per request from /proc; ` +
+        `the next read starts once PostgreSQL has finished the statements of the requests autocannon dropped at the end. ` +
         `Rollback: ${ROLLBACKS} one after the other (each a new version); wake-up: ${WAKE_UPS} long-polls each answered by a tag write (from the write's start). ` +
         `The cursor near the end is the next of the page before the last, fetched by offset once (what a client walking the list would hold there).`,
       `Data: SQL generate_series, grown in place from size to size, then VACUUM ANALYZE; config values plaintext in SQL (the api, with its key ring, reads both forms; rollbacks write sealed versions). ` +
