@@ -38,7 +38,7 @@ export {
   type LogLevel,
   type Settings,
 } from './settings.js';
-export { flattenValidationErrors, Scalar, toInt, validationPipe } from './validation.js';
+export { flattenValidationErrors, OpaqueJson, Scalar, toInt, validationPipe } from './validation.js';
 export { runMain, type Started } from './main.js';
 export { Metrics, MetricsController } from './metrics.js';
 export { BEARER_SCHEME, problemResponse, setupOpenApi } from './openapi.js';

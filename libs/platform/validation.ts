@@ -22,18 +22,79 @@ export function flattenValidationErrors(errors: readonly ValidationError[], pref
   });
 }
 
+/** Keys Nest's pipe deletes in place, at any depth, against prototype pollution; a body holding one is refused. */
+const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+const OPAQUE_FIELDS = Symbol('opaque JSON fields');
+
+/**
+ * A body field whose JSON is kept exactly as sent (config values, file maps): Nest's pipe would silently
+ * delete `__proto__`, `constructor` and `prototype` keys inside it, changing what is stored. The pipe validates
+ * an empty stand-in of the same kind and puts the value back; the service checks the value in full.
+ */
+export function OpaqueJson(): PropertyDecorator {
+  return (target: object, property: string | symbol) => {
+    const owner = target.constructor;
+    const fields = (Reflect.getOwnMetadata(OPAQUE_FIELDS, owner) as string[] | undefined) ?? [];
+    Reflect.defineMetadata(OPAQUE_FIELDS, [...fields, String(property)], owner);
+  };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The dotted path of the first prototype key in `value`, at any depth; undefined if none. */
+function prototypeKeyPath(value: unknown, path = ''): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    const at = path === '' ? key : `${path}.${key}`;
+    if (PROTOTYPE_KEYS.has(key)) return at;
+    const below = prototypeKeyPath(inner, at);
+    if (below !== undefined) return below;
+  }
+  return undefined;
+}
+
 /**
  * Nest's ValidationPipe; a refused query leaves out the names of parameters its DTO does not declare
- * (DESIGN 3: no query echoed). The exception factory cannot do it: it is not told the DTO.
+ * (DESIGN 3: no query echoed). The exception factory cannot do it: it is not told the DTO. A validated body
+ * keeps its opaque fields as sent and is refused (400) for a prototype key anywhere else, where Nest would
+ * drop it without a word.
  */
 class EdgeValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' && isRecord(value) && this.toValidate(metadata)) {
+      return this.transformBody(value, metadata);
+    }
     try {
       return await super.transform(value, metadata);
     } catch (error) {
       const dto = metadata.type === 'query' ? metadata.metatype : undefined;
       throw dto === undefined ? error : withoutUnknownParameters(error, dto);
     }
+  }
+
+  private async transformBody(value: Record<string, unknown>, metadata: ArgumentMetadata): Promise<unknown> {
+    const opaque = (Reflect.getMetadata(OPAQUE_FIELDS, metadata.metatype ?? Object) as string[] | undefined) ?? [];
+    // A copy: Nest strips the body in place, and the opaque values must reach the DTO untouched.
+    const body = { ...value };
+    const kept = new Map<string, object>();
+    for (const field of opaque) {
+      const inner = body[field];
+      if (typeof inner !== 'object' || inner === null) continue;
+      kept.set(field, inner);
+      body[field] = Array.isArray(inner) ? [] : {};
+    }
+    const refused = prototypeKeyPath(body);
+    if (refused !== undefined) {
+      const key = refused.slice(refused.lastIndexOf('.') + 1);
+      throw badRequest(`property ${key} should not exist`, [
+        { field: refused, message: `property ${key} should not exist` },
+      ]);
+    }
+    const dto = (await super.transform(body, metadata)) as Record<string, unknown>;
+    for (const [field, inner] of kept) dto[field] = inner;
+    return dto;
   }
 }
 
