@@ -106,9 +106,11 @@ function useFormBodiesOn(instance: FastifyInstance, routes: readonly string[]): 
       }
       const refused = foreignCharset(request.headers['content-type']);
       if (refused !== undefined) return done(refused, undefined);
-      const fields: Record<string, string[]> = {};
-      for (const [name, value] of new URLSearchParams(body as string)) (fields[name] ??= []).push(value);
-      done(null, fields);
+      // A Map, not an object: a field named `__proto__` or `constructor` must find nothing (it was a 500).
+      const fields = new Map<string, string[]>();
+      for (const [name, value] of new URLSearchParams(body as string))
+        fields.set(name, [...(fields.get(name) ?? []), value]);
+      done(null, Object.fromEntries(fields));
     },
   );
 }

@@ -191,10 +191,11 @@ describe('keys:encrypt-existing', () => {
       // A deployment upgraded from the release before: it has values, so it keeps writing plaintext.
       await sql(database, 'update config_encryption set encrypted_writes = false');
       await putProperties(first, query, { 'db.password': secret });
-      await putFiles(first, query, 'cert', { 'k.pem': `key ${secret}` });
+      // A file named `__proto__` too: the command once assigned it as a key, which set the prototype instead.
+      await putFiles(first, query, 'cert', { 'k.pem': `key ${secret}`, ['__proto__']: 'proto' });
       await putProperties(first, query, { 'db.password': secret, 'db.pool': 3 });
       const ready = await first.app.inject({ method: 'GET', url: '/health/ready' });
-      expect(ready.json()).toMatchObject({ config: { encryptedWrites: false, plaintextRows: 6 } });
+      expect(ready.json()).toMatchObject({ config: { encryptedWrites: false, plaintextRows: 7 } });
       before = await snapshot(first);
     } finally {
       await first.close();

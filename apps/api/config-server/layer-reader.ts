@@ -63,7 +63,9 @@ function withDigests(change: LayerChange, sha256: FilesByKind<string>): LayerCha
   const digests: Record<string, string> = {};
   for (const name of [...change.added, ...change.changed]) {
     const [kind, file] = [name.slice(0, name.indexOf('/')), name.slice(name.indexOf('/') + 1)];
-    const hash = kind === 'cert' || kind === 'file' ? sha256[kind][file] : undefined;
+    // Own keys only: a file named `__proto__` must not find the object's prototype.
+    const hash =
+      (kind === 'cert' || kind === 'file') && Object.hasOwn(sha256[kind], file) ? sha256[kind][file] : undefined;
     if (hash !== undefined) digests[name] = hash;
   }
   return { ...change, sha256: digests };
@@ -191,13 +193,14 @@ export class LayerReader {
         if (fileRefs === null) return record;
         const named = [...record.change.added, ...record.change.changed].filter((n) => /^(cert|file)\//.test(n));
         if (named.length === 0) return record;
-        // Only the files the change names.
-        const refs: Record<FileKind, Record<string, string>> = { cert: {}, file: {} };
-        for (const name of named) {
-          const kind = name.slice(0, 4) as FileKind;
-          const id = fileRefs[kind][name.slice(5)];
-          if (id !== undefined) refs[kind][name.slice(5)] = id;
-        }
+        // Only the files the change names (fromEntries: a file named `__proto__` stays a key).
+        const only = (kind: FileKind) =>
+          Object.fromEntries(
+            named
+              .filter((name) => name.startsWith(`${kind}/`) && Object.hasOwn(fileRefs[kind], name.slice(5)))
+              .map((name) => [name.slice(5), fileRefs[kind][name.slice(5)]] as const),
+          );
+        const refs: Record<FileKind, Record<string, string>> = { cert: only('cert'), file: only('file') };
         return { ...record, change: withDigests(record.change, hashes(await this.openRefs(layer, refs))) };
       }),
     );

@@ -107,9 +107,12 @@ class LayerSealer {
       );
       const fileRefs: Record<FileKind, Record<string, string>> = { cert: {}, file: {} };
       for (const kind of FILE_KINDS) {
+        const refs: [string, string][] = [];
         for (const [name, b64] of Object.entries(version.fileContents[kind])) {
-          fileRefs[kind][name] = await contentOf(kind, name, Buffer.from(b64, 'base64'));
+          refs.push([name, await contentOf(kind, name, Buffer.from(b64, 'base64'))]);
         }
+        // fromEntries: a file named `__proto__` stays a key (an assignment would set the prototype instead).
+        fileRefs[kind] = Object.fromEntries(refs);
       }
       sealed.push({ version: version.version, dataKeyId: key.dataKeyId, sealedProperties, fileRefs });
     }
