@@ -6,6 +6,7 @@ export { createRootLogger, REDACTED_PATHS } from './logging.js';
 export { clientAddress, requestId } from './request-identity.js';
 export { safeError } from './safe-error.js';
 export { outsideRequest } from './request-scope.js';
+export { endAt, MAX_TIMER_MS, type Deadline } from './timers.js';
 export { PlatformModule, SETTINGS, type PlatformOptions } from './platform.module.js';
 export {
   badRequest,

@@ -27,6 +27,9 @@ export type { RuntimeClientEvent } from './events.js';
 export type { MetadataUpdate, RuntimeInstance } from './instance-metadata.js';
 export { configDiff, type ConfigChange, type ConfigChangeListener, type ConfigLayerAddress } from './config-change.js';
 
+/** The longest delay `setTimeout` honours (about 24.8 days); Node fires a longer one after 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /**
  * What a runtime service imports to bootstrap itself (DESIGN 11): a token of the right profile first,
  * then its configuration, then its registration with the controller, kept alive until `close()`.
@@ -210,9 +213,13 @@ export class RuntimeClient {
     clearTimeout(this.refreshTimer);
     const renewAt = this.tokens.renewAt;
     if (renewAt === undefined) return;
-    // At the token's renewal point (a fifth of its lifetime left), never in a tight loop.
-    const delay = Math.max(250, renewAt - Date.now());
-    this.refreshTimer = setTimeout(() => void this.refresh(), delay);
+    const left = renewAt - Date.now();
+    // At the token's renewal point (a fifth of its lifetime left), never in a tight loop; setTimeout fires at
+    // once past MAX_TIMER_MS, so a renewal point further ahead (a token of over a month) is waited for in steps.
+    this.refreshTimer = setTimeout(
+      () => (left > MAX_TIMER_MS ? this.scheduleRefresh() : void this.refresh()),
+      Math.min(Math.max(250, left), MAX_TIMER_MS),
+    );
     this.refreshTimer.unref();
   }
 

@@ -1,5 +1,5 @@
 import type { AccessDeclaration, Capability, HostLocation } from '#platform';
-import { can, type Principal } from './claims.js';
+import { can, UNUSABLE_HOST, type Principal } from './claims.js';
 import { SCOPE_ADMIN, SCOPE_READ, SCOPE_WRITE } from './scopes.js';
 
 /** The broad scope that also grants each capability, named beside it in a 403 (DESIGN 16 table). */
@@ -62,7 +62,10 @@ export function decideAccess(
       return {
         allowed: false,
         reason: 'host',
-        detail: `This token acts for host ${principal.host} only; the request names another host`,
+        detail:
+          principal.host === UNUSABLE_HOST
+            ? "This token's host claim names no host, so it acts for none; the request names a host"
+            : `This token acts for host ${principal.host} only; the request names another host`,
       };
     }
   }

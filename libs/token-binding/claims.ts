@@ -13,7 +13,10 @@ export interface Principal {
   readonly scopes: ReadonlySet<string>;
   /** What the scopes allow (DESIGN 16), computed once per verified token. */
   readonly capabilities: ReadonlySet<Capability>;
-  /** `host` claim when it is a non-blank string. */
+  /**
+   * The host the token acts for: its `host` claim (trimmed); null only when the token has no `host` claim
+   * (a global token); `UNUSABLE_HOST` when the claim is there but names no host (blank, not a string).
+   */
   readonly host: string | null;
   /** Verified claims, for the binding rule; never logged whole. */
   readonly claims: Readonly<JWTPayload>;
@@ -39,6 +42,17 @@ export function scopesOf(payload: JWTPayload): Set<string> {
 // DESIGN 3's control characters: PostgreSQL's text cannot hold NUL, and no stored name holds the others.
 const CONTROL = new RegExp(CONTROL_CHARS.source, 'gu');
 
+/** The host of a token whose `host` claim names none: equal to no stored host and to no host a request names. */
+export const UNUSABLE_HOST = '';
+
+function hostOf(payload: JWTPayload): string | null {
+  if (payload.host === undefined) return null;
+  // Such a host names no stored host (their ids hold no control characters), and never reaches SQL as NUL.
+  const host = stringClaim(payload, 'host')?.replace(CONTROL, '\ufffd');
+  // A claim that names no host binds the token to no host; read as absent, it would make a global admin.
+  return host ?? UNUSABLE_HOST;
+}
+
 export function principalOf(payload: JWTPayload): Principal {
   const subject = stringClaim(payload, 'sub') ?? stringClaim(payload, 'client_id') ?? stringClaim(payload, 'cid');
   const scopes = scopesOf(payload);
@@ -47,8 +61,7 @@ export function principalOf(payload: JWTPayload): Principal {
     subject: subject === null ? null : subject.replace(CONTROL, '\ufffd').slice(0, 255),
     scopes,
     capabilities: capabilitiesOf(scopes),
-    // Such a host names no stored host (their ids hold no control characters), and never reaches SQL as NUL.
-    host: stringClaim(payload, 'host')?.replace(CONTROL, '\ufffd') ?? null,
+    host: hostOf(payload),
     claims: payload,
   };
 }

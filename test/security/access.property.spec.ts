@@ -51,9 +51,17 @@ const bag = fc.oneof(
   fc.constantFrom(undefined, null, 'h2', ['h2']),
 );
 
-/** The claim as DESIGN 6.2 reads it: a trimmed non-blank string, else none. */
-const hostClaim = (value: unknown): string | null =>
-  typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
+/** A host no request can name (longer than any generated one): where a token's host claim names none. */
+const NO_HOST = '\u0000 no host';
+
+/**
+ * The host a token acts for (DESIGN 16): none without a `host` claim (a global token); the trimmed claim
+ * when it is a non-blank string; a claim that names no host binds the token to no host, never to all.
+ */
+const hostClaim = (value: unknown): string | null => {
+  if (value === undefined) return null;
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : NO_HOST;
+};
 
 function named(source: unknown, name: string): unknown {
   if (typeof source !== 'object' || source === null || Array.isArray(source)) return undefined;

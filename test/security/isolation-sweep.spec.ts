@@ -324,7 +324,7 @@ describe('isolation sweep (DESIGN 16)', () => {
   });
 
   it('no host-1 caller sees or writes anything of host 2, on any route of either app or any JSON-RPC method', async () => {
-    const who = await hostOneCallers(h1, s1, CAPABILITIES);
+    const who = await hostOneCallers(h1, s1, h2, CAPABILITIES);
     // Host 2's own controller would keep touching its rows (liveness, lease) while the sweep runs.
     await controller2.close();
     const before = await rowsMentioning(db, markers);

@@ -12,13 +12,21 @@ export interface Caller {
 }
 
 /** The callers the sweep judges: every one acts within host 1, or without a host and without an admin form. */
-export async function hostOneCallers(h1: string, s1: string, capabilities: readonly string[]): Promise<Caller[]> {
+export async function hostOneCallers(
+  h1: string,
+  s1: string,
+  h2: string,
+  capabilities: readonly string[],
+): Promise<Caller[]> {
   const kinds: [string, JWTPayload][] = [
     ['host-1 admin', { sub: 'sweep-a1', scope: 'portal.admin', host: h1 }],
     ['host-1 writer', { sub: 'sweep-w1', scope: 'portal.r portal.w', host: h1 }],
     ['host-1 reader', { sub: 'sweep-r1', scope: 'portal.r', host: h1 }],
     ['host-1 runtime', { sub: 'sweep-rt1', scope: 'portal.r', host: h1, sid: s1, env: 'prod' }],
     ['no host', { sub: 'sweep-n', scope: 'portal.r portal.w' }],
+    // A host claim that names no host binds the token to none: never read as absent (a global admin).
+    ['admin with a blank host', { sub: 'sweep-ab', scope: 'portal.admin', host: ' ' }],
+    ['admin with host 2 in an array', { sub: 'sweep-aa', scope: 'portal.admin', host: [h2] }],
     ...capabilities.map((c): [string, JWTPayload] => [`host-1 ${c}`, { sub: `sweep-${c}`, scope: c, host: h1 }]),
     // Without a host, only capabilities that have no admin form are not global admins.
     ...['tags:read', 'tags:write', 'config:read', 'registry:register', 'registry:discover'].map(

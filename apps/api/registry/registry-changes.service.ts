@@ -1,7 +1,7 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { ControlSession, REGISTRY_CHANNEL } from '#database';
-import { ProblemException } from '#platform';
+import { endAt, ProblemException } from '#platform';
 
 /** Event streams open at once per process (DESIGN 13); beyond, 503. */
 export const MAX_STREAMS = 1000;
@@ -11,8 +11,6 @@ export const HEARTBEAT_MS = 15_000;
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** How long the browser's EventSource-style reader waits before reconnecting. */
 const RETRY_MS = 2000;
-/** setTimeout's longest delay (about 24.8 days); Node runs a longer one after 1 ms, so it is waited in steps. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** One registry change: re-read `GET /registry/instances` (the payload names what changed, never the new state). */
 export interface RegistryChange {
@@ -103,19 +101,4 @@ export class RegistryChangesService implements BeforeApplicationShutdown {
       else stream.write(text);
     }
   }
-}
-
-/** Runs `end` at `atMs` (wall clock), however far ahead; `cancel` stops it. */
-function endAt(atMs: number, end: () => void): { cancel(): void } {
-  let timer: NodeJS.Timeout | undefined;
-  const wait = (): void => {
-    const left = atMs - Date.now();
-    if (left <= 0) {
-      end();
-      return;
-    }
-    timer = setTimeout(wait, Math.min(left, MAX_TIMER_MS)).unref();
-  };
-  wait();
-  return { cancel: () => clearTimeout(timer) };
 }

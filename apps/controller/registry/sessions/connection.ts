@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { WebSocket } from 'ws';
+import type { Deadline } from '#platform';
 import type { Principal } from '#token-binding';
 import { JSONRPC_ERRORS, JsonRpcError } from '../../jsonrpc/jsonrpc.js';
 import { PushTargets, type ConfigBinding } from '../push/push-targets.js';
@@ -29,10 +30,12 @@ export class RegistryConnection {
   alive = true;
   closed = false;
   /** Closes the socket when its token has been expired for WS_TOKEN_GRACE_MS (DESIGN 8). */
-  expiryTimer: NodeJS.Timeout | undefined;
+  expiry: Deadline | undefined;
   /** The verified token the socket acts with: the upgrade header's, a registration's, or a refresh's. */
   private current: VerifiedToken | undefined;
   private readonly viaHeader: boolean;
+  /** On a socket without a header token: the `params.jwt` of its first registration, the only one it takes. */
+  private claimed: string | undefined;
 
   /** `header`: the bearer token of the upgrade, verified there. */
   constructor(header: VerifiedToken | undefined) {
@@ -41,12 +44,18 @@ export class RegistryConnection {
   }
 
   /**
-   * The token a call acts with (DESIGN 8): on a socket without a header token, `service/register` acts with
-   * its `params.jwt` (required there); every other call acts with the socket's verified token only, which a
-   * `params.jwt` must then equal (only registration takes one). Undefined means unauthorized.
+   * The token a call acts with (DESIGN 8): the socket's token is verified once, from the upgrade header or
+   * else from the first `service/register` carrying `params.jwt`, and every later call acts with that token
+   * only (a `params.jwt` must then equal it; on a socket without a header each registration carries it).
+   * Undefined means unauthorized.
    */
   tokenFor(jwt: string | undefined, method: 'register' | 'other'): string | undefined {
-    if (method === 'register' && !this.viaHeader) return jwt;
+    if (method === 'register' && !this.viaHeader) {
+      // Claimed before it is verified: a second registration in flight cannot bring a token of its own.
+      this.claimed ??= jwt;
+      // Every registration of such a socket carries `params.jwt` (upstream protocol): the socket's own token.
+      return jwt !== undefined && jwt === (this.current?.token ?? this.claimed) ? jwt : undefined;
+    }
     return jwt === undefined || jwt === this.current?.token ? this.current?.token : undefined;
   }
 
@@ -67,7 +76,9 @@ export class RegistryConnection {
 
   /** After a successful registration with `params.jwt` (`caller`, its verified principal): later calls may omit it. */
   adopt(jwt: string | undefined, caller: Principal): void {
-    if (!this.viaHeader && jwt !== undefined) this.current = { token: jwt, principal: caller };
+    // Never another token than the one held: only `session/refresh` replaces it.
+    if (this.viaHeader || jwt === undefined || (this.current !== undefined && this.current.token !== jwt)) return;
+    this.current = { token: jwt, principal: caller };
   }
 
   /** `session/refresh`: a newly verified token of the same sid, host and env replaces the socket's. */
@@ -104,7 +115,7 @@ export class Connections extends Map<WebSocket, RegistryConnection> {
     this.delete(client);
     this.sockets.delete(connection);
     connection.closed = true;
-    clearTimeout(connection.expiryTimer);
+    connection.expiry?.cancel();
     if (!connection.authenticated) this.waiting -= 1;
     for (const id of connection.instances) this.pushTargets.release(connection, id);
     return connection;

@@ -68,4 +68,23 @@ describe('TokenExpiry', () => {
     jest.advanceTimersByTime(24 * 3600 * 1000);
     expect(socket.close).not.toHaveBeenCalled();
   });
+
+  it('a token valid for longer than setTimeout can wait (24.8 days) closes the socket at its exp, not at once', () => {
+    const { socket, client } = fakeSocket();
+    const days = 40;
+    sut.watch(client, new RegistryConnection(verified('long-lived', NOW_SEC + days * 86_400)));
+    jest.advanceTimersByTime(days * 86_400_000 + GRACE_MS - 1);
+    expect(socket.close).not.toHaveBeenCalled();
+    jest.advanceTimersByTime(1);
+    expect(socket.close).toHaveBeenCalledWith(1008, 'Token expired');
+  });
+
+  it('a closed socket cancels its deadline', () => {
+    const { socket, client } = fakeSocket();
+    const connection = new RegistryConnection(verified('header', NOW_SEC + 1));
+    sut.watch(client, connection);
+    connection.expiry?.cancel();
+    jest.advanceTimersByTime(1000 + GRACE_MS);
+    expect(socket.close).not.toHaveBeenCalled();
+  });
 });
