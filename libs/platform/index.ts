@@ -39,7 +39,15 @@ export {
   type LogLevel,
   type Settings,
 } from './settings.js';
-export { flattenValidationErrors, OpaqueJson, Scalar, toInt, validationPipe } from './validation.js';
+export {
+  flattenValidationErrors,
+  holdsPrototypeKey,
+  OpaqueJson,
+  opaqueJsonFields,
+  Scalar,
+  toInt,
+  validationPipe,
+} from './validation.js';
 export { runMain, type Started } from './main.js';
 export { Metrics, MetricsController } from './metrics.js';
 export { BEARER_SCHEME, problemResponse, setupOpenApi } from './openapi.js';

@@ -28,9 +28,11 @@ const PROTOTYPE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor',
 const OPAQUE_FIELDS = Symbol('opaque JSON fields');
 
 /**
- * A body field whose JSON is kept exactly as sent (config values, file maps): Nest's pipe would silently
- * delete `__proto__`, `constructor` and `prototype` keys inside it, changing what is stored. The pipe validates
- * an empty stand-in of the same kind and puts the value back; the service checks the value in full.
+ * A body field whose JSON is kept exactly as sent (config values, file maps, the controller's `tags`): Nest's
+ * pipe would silently delete `__proto__`, `constructor` and `prototype` keys inside it, changing what is
+ * stored. The HTTP pipe validates an empty stand-in of the same kind and puts the value back, the service
+ * checking the value in full; the controller's JSON-RPC pipe validates the value itself by the field's rules.
+ * Also applicable after a class's definition (`OpaqueJson()(Dto.prototype, 'field')`).
  */
 export function OpaqueJson(): PropertyDecorator {
   return (target: object, property: string | symbol) => {
@@ -38,6 +40,28 @@ export function OpaqueJson(): PropertyDecorator {
     const fields = (Reflect.getOwnMetadata(OPAQUE_FIELDS, owner) as string[] | undefined) ?? [];
     Reflect.defineMetadata(OPAQUE_FIELDS, [...fields, String(property)], owner);
   };
+}
+
+/** The fields of `dto` (or of a class it extends) marked `@OpaqueJson()`. */
+export function opaqueJsonFields(dto: object): readonly string[] {
+  return (Reflect.getMetadata(OPAQUE_FIELDS, dto) as string[] | undefined) ?? [];
+}
+
+/**
+ * Whether `value` holds a key Nest's pipe would delete, at any depth. A loop rather than recursion: nesting
+ * is only bounded by the frame's size.
+ */
+export function holdsPrototypeKey(value: unknown): boolean {
+  const pending = [value];
+  while (pending.length > 0) {
+    const current = pending.pop();
+    if (typeof current !== 'object' || current === null) continue;
+    for (const key of Object.keys(current)) {
+      if (PROTOTYPE_KEYS.has(key)) return true;
+      pending.push((current as Record<string, unknown>)[key]);
+    }
+  }
+  return false;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -75,7 +99,7 @@ class EdgeValidationPipe extends ValidationPipe {
   }
 
   private async transformBody(value: Record<string, unknown>, metadata: ArgumentMetadata): Promise<unknown> {
-    const opaque = (Reflect.getMetadata(OPAQUE_FIELDS, metadata.metatype ?? Object) as string[] | undefined) ?? [];
+    const opaque = opaqueJsonFields(metadata.metatype ?? Object);
     // A copy: Nest strips the body in place, and the opaque values must reach the DTO untouched.
     const body = { ...value };
     const kept = new Map<string, object>();

@@ -1,7 +1,7 @@
 import { Transform } from 'class-transformer';
 import { IsDefined, IsInt, IsOptional, IsString, Length, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import type { Protocol } from '#database';
-import { NoControlChars, trim, trimToUndefined } from '#platform';
+import { NoControlChars, OpaqueJson, trim, trimToUndefined } from '#platform';
 import { EnvTagField, JwtField, ProtocolField, ServiceIdField } from './service-fields.js';
 import { IsStringMap } from './validators.js';
 
@@ -49,8 +49,10 @@ export class RegisterParams {
   @Max(65535)
   port?: number;
 
+  /** The runtime's own data: keys named `__proto__`, `constructor` or `prototype` are kept like any other. */
   @IsOptional()
   @IsStringMap()
+  @OpaqueJson()
   tags?: Record<string, string>;
 
   /** The product whose layers feed this runtime's config too (DESIGN 14): `config/changed` for them. */

@@ -1,5 +1,6 @@
 import { PickType } from '@nestjs/swagger';
 import { IsOptional, IsString, Length } from 'class-validator';
+import { OpaqueJson } from '#platform';
 import { RegisterParams } from './register.params.js';
 
 /**
@@ -14,3 +15,6 @@ export class UpdateMetadataParams extends PickType(RegisterParams, ['version', '
   @Length(1, 64)
   runtimeInstanceId?: string;
 }
+
+// PickType copies class-validator's and class-transformer's rules, not other metadata: `tags` stays opaque here too.
+OpaqueJson()(UpdateMetadataParams.prototype, 'tags');
