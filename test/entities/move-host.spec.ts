@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startApi, unique, type TestApi } from '../support/api.js';
-import { callers } from '../support/tokens.js';
+import { callers, token } from '../support/tokens.js';
 import {
   As,
   createTags,
   dataSource,
   ENTITY_CASES,
   expectProblem,
+  linkInDb,
   linksInDb,
   type EntityCase,
   type Json,
@@ -75,7 +76,9 @@ describe.each(ENTITY_CASES)('PUT /$path/{id} changing hostId', (c: EntityCase) =
   it('moves when the new host sees every linked tag; the links follow the entity', async () => {
     const [g] = await createTags(api, [unique('g')]);
     const [t2] = await createTags(api, [unique('t2')], H2);
-    const id = await entityOf(H1, [g, t2]);
+    const id = await entityOf(H1, [g]);
+    // Linked to host 2's tag before link writes checked the entity's host: moving there is allowed.
+    await linkInDb(api, c.entityType, id, H1, [t2]);
     const res = await admin.put(url(id), { ...c.fields, hostId: H2 });
     expect(res.statusCode).toBe(200);
     expect(res.json<Json>()).toMatchObject({ hostId: H2, aggregateVersion: 2, tagIds: [g, t2].sort() });
@@ -104,9 +107,31 @@ describe.each(ENTITY_CASES)('PUT /$path/{id} changing hostId', (c: EntityCase) =
     expect((await state(kept)).links).toEqual([g, t2].sort().map((tagId) => ({ tag_id: tagId, entity_host_id: H2 })));
   });
 
+  it("names only the tags the caller can see: links made before the link rule may reach another host's", async () => {
+    const admin1 = new As(api, await token({ sub: 'admin-h1', scope: 'portal.admin', host: H1 }));
+    const [t1] = await createTags(api, [unique('t1')], H1);
+    const [t2] = await createTags(api, [unique('t2')], H2);
+    const id = await entityOf(H1, [t1]);
+    await linkInDb(api, c.entityType, id, H1, [t2]);
+    const hiddenToo = await entityOf(H1, []);
+    await linkInDb(api, c.entityType, hiddenToo, H1, [t2]);
+    const before = [await state(id), await state(hiddenToo)];
+    const named = expectProblem(await admin1.put(url(id), { ...c.fields, hostId: null }), 409);
+    expect(named.detail).toContain(t1);
+    expect(named.errors).toEqual([{ field: 'tagIds', message: expect.stringContaining(t1) }]);
+    const unnamed = expectProblem(await admin1.put(url(hiddenToo), { ...c.fields, hostId: null }), 409);
+    expect(unnamed.errors).toEqual([{ field: 'hostId', message: expect.any(String) }]);
+    for (const body of [named, unnamed]) expect(JSON.stringify(body)).not.toContain(t2);
+    expect([await state(id), await state(hiddenToo)]).toEqual(before);
+    // A global admin sees every tag, so it is told them all.
+    const all = expectProblem(await admin.put(url(id), { ...c.fields, hostId: null }), 409);
+    for (const tagId of [t1, t2]) expect(all.detail).toContain(tagId);
+  });
+
   it('a PUT that keeps the host is not judged on the links', async () => {
     const [t2] = await createTags(api, [unique('t2')], H2);
-    const id = await entityOf(H1, [t2]);
+    const id = await entityOf(H1, []);
+    await linkInDb(api, c.entityType, id, H1, [t2]);
     const res = await admin.put(url(id), { ...c.fields, [c.nameField]: 'renamed', hostId: H1 });
     expect(res.statusCode).toBe(200);
   });

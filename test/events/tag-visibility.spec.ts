@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sqlDuring, startApi, unique, type TestApi } from '../support/api.js';
 import { callers, token } from '../support/tokens.js';
-import { As, createTags, type Json } from '../entities/support.js';
+import { As, createTags, linkInDb, type Json } from '../entities/support.js';
 import { about, feed, readAll, tail, type FeedEvent } from './feed.js';
 
 /**
@@ -40,13 +40,25 @@ async function createSchema(body: Json): Promise<string> {
   return res.json<{ schemaId: string }>().schemaId;
 }
 
+/**
+ * Moves the schemas to `hostId`, then the tag they carry: the events written before still carry the tag,
+ * now another host's (an entity is linked only to tags its host sees, so a tag moves after its entities).
+ */
+async function moveWithTag(ids: readonly string[], tagId: string, hostId: string): Promise<void> {
+  for (const id of ids) {
+    expect((await asAdmin.put(`/schemas/${id}`, { schemaName: 'moved', hostId })).statusCode).toBe(200);
+  }
+  const tag = (await asAdmin.get(`/tags/${tagId}`)).json<Json>();
+  expect((await asAdmin.put(`/tags/${tagId}`, { tagName: tag.tagName, hostId })).statusCode).toBe(200);
+}
+
 describe('tag ids in entity events, per reader', () => {
   it("a host reader sees only global and its own host's tag ids; an admin sees all", async () => {
-    const [g] = await createTags(api, [unique('g')]);
-    const [t1] = await createTags(api, [unique('t1')], H1);
+    const [g, t1] = await createTags(api, [unique('g'), unique('t1')]);
     const start = await tail(api, admin);
     const id = await createSchema({ tagIds: [g, t1] });
     expect((await asAdmin.put(`/schemas/${id}`, { schemaName: 'renamed' })).statusCode).toBe(200);
+    await moveWithTag([id], t1, H1);
     const both = [g, t1].sort();
     const expected = (tagIds: string[]) => [
       { type: 'entity.created', tagIds },
@@ -55,8 +67,10 @@ describe('tag ids in entity events, per reader', () => {
     ];
     expect(await tagIdsSeen(reader2, start, id)).toEqual(expected([g]));
     expect(await tagIdsSeen(hostless, start, id)).toEqual(expected([g]));
-    expect(await tagIdsSeen(reader1, start, id)).toEqual(expected(both));
-    expect(await tagIdsSeen(admin, start, id)).toEqual(expected(both));
+    // The move to host 1 is host 1's event.
+    const moved = { type: 'entity.updated', tagIds: both };
+    expect(await tagIdsSeen(reader1, start, id)).toEqual([...expected(both), moved]);
+    expect(await tagIdsSeen(admin, start, id)).toEqual([...expected(both), moved]);
     // Events without tag ids are left as they are.
     const created = about(await readAll(api, reader2, start), id)[0];
     expect(created?.data).toMatchObject({ entityType: 'schema', schemaId: id, schemaName: 'visibility', hostId: null });
@@ -65,8 +79,10 @@ describe('tag ids in entity events, per reader', () => {
   it("an entity event written by a host writer carries every linked tag: admins see another host's tag too", async () => {
     const [g] = await createTags(api, [unique('g')]);
     const [t2] = await createTags(api, [unique('t2')], H2);
-    const res = await asAdmin.post('/schemas', { schemaName: 'h1 entity', hostId: H1, tagIds: [g, t2] });
+    const res = await asAdmin.post('/schemas', { schemaName: 'h1 entity', hostId: H1, tagIds: [g] });
     const id = res.json<{ schemaId: string }>().schemaId;
+    // A link to host 2's tag made before link writes checked the entity's host.
+    await linkInDb(api, 'schema', id, H1, [t2]);
     const start = await tail(api, admin);
     const writer1 = new As(api, await callers.writer(H1));
     const updated = await writer1.put(`/schemas/${id}`, { schemaName: 'by h1', hostId: H1 });
@@ -81,12 +97,13 @@ describe('tag ids in entity events, per reader', () => {
     const [g] = await createTags(api, [unique('g')]);
     const [t1] = await createTags(api, [unique('t1')], H1);
     const start = await tail(api, admin);
-    const id = await createSchema({ tagIds: [g, t1] });
+    const id = await createSchema({ tagIds: [g] });
+    // A global schema linked to host 1's tag, as links made before link writes checked the entity's host.
+    await linkInDb(api, 'schema', id, null, [t1]);
     expect((await asAdmin.delete(`/tags/${t1}`)).statusCode).toBe(204);
-    const tagged = [g, t1].sort();
     expect(await tagIdsSeen(reader1, start, id)).toEqual([
-      { type: 'entity.created', tagIds: tagged },
-      { type: 'entity.tagged', tagIds: tagged },
+      { type: 'entity.created', tagIds: [g] },
+      { type: 'entity.tagged', tagIds: [g] },
       { type: 'entity.untagged', tagIds: [t1] },
     ]);
     expect(await tagIdsSeen(reader2, start, id)).toEqual([
@@ -97,24 +114,23 @@ describe('tag ids in entity events, per reader', () => {
   });
 
   it('a tag moved to another host is judged by its host now, as GET /tags/{tagId} judges it', async () => {
-    const [t1] = await createTags(api, [unique('moving')], H1);
+    const [t] = await createTags(api, [unique('moving')]);
     const start = await tail(api, admin);
-    const id = await createSchema({ tagIds: [t1] });
-    const tag = (await asAdmin.get(`/tags/${t1}`)).json<Json>();
-    const moved = await asAdmin.put(`/tags/${t1}`, { tagName: tag.tagName, hostId: H2 });
-    expect(moved.statusCode).toBe(200);
-    expect((await new As(api, reader1).get(`/tags/${t1}`)).statusCode).toBe(404);
-    const [created1] = await tagIdsSeen(reader1, start, id);
-    expect(created1).toEqual({ type: 'entity.created', tagIds: [] });
+    const id = await createSchema({ tagIds: [t] });
+    await moveWithTag([id], t, H1);
+    expect((await new As(api, reader2).get(`/tags/${t}`)).statusCode).toBe(404);
     const [created2] = await tagIdsSeen(reader2, start, id);
-    expect(created2).toEqual({ type: 'entity.created', tagIds: [t1] });
+    expect(created2).toEqual({ type: 'entity.created', tagIds: [] });
+    const [created1] = await tagIdsSeen(reader1, start, id);
+    expect(created1).toEqual({ type: 'entity.created', tagIds: [t] });
   });
 
   it('costs a host reader one statement per page, however many events carry tag ids', async () => {
-    const [g] = await createTags(api, [unique('g')]);
-    const [t1] = await createTags(api, [unique('t1')], H1);
+    const [g, t1] = await createTags(api, [unique('g'), unique('t1')]);
     const start = await tail(api, admin);
-    for (let i = 0; i < 25; i++) await createSchema({ tagIds: [g, t1] });
+    const ids: string[] = [];
+    for (let i = 0; i < 25; i++) ids.push(await createSchema({ tagIds: [g, t1] }));
+    await moveWithTag(ids, t1, H1);
     const end = await tail(api, admin);
     const read = async (as: string) => sqlDuring(() => feed(api, as, `after=${start}&limit=1000`));
     const asAdminRead = await read(admin);

@@ -57,6 +57,12 @@ async function ok<T>(status: number, promise: ReturnType<typeof call>): Promise<
 }
 
 async function fixtures(): Promise<void> {
+  // A global tag that host 2's entities carry: a host-1 admin may write global tags, never host 2's links.
+  const shared = await ok<{ tagId: string }>(
+    201,
+    call(api, 'POST', '/tags', { token: admin, body: { tagName: unique('swshared') } }),
+  );
+  ids.tagShared = shared.tagId;
   for (const [host, suffix] of [
     [h1, '1'],
     [h2, '2'],
@@ -69,7 +75,8 @@ async function fixtures(): Promise<void> {
     if (suffix === '2') markers.push(tag.tagId, tag.tagName);
     for (const def of ENTITY_TYPES) {
       const name = unique(`sw${def.type}${suffix}`);
-      const body = { ...def.name(name), hostId: host, tagIds: [tag.tagId] };
+      const tagIds = suffix === '2' ? [tag.tagId, shared.tagId] : [tag.tagId];
+      const body = { ...def.name(name), hostId: host, tagIds };
       const entity = await ok<Record<string, string>>(201, call(api, 'POST', `/${def.path}`, { token: admin, body }));
       ids[`${def.type}${suffix}`] = entity[def.idField] ?? '';
       if (suffix === '2') markers.push(entity[def.idField] ?? '', name);
@@ -142,7 +149,7 @@ const RpcClientsOpened: RpcClient[] = [];
 function pathValues(route: RouteRecord, param: string): readonly string[] {
   const kind = route.url.split('/')[1] ?? '';
   const entity = ENTITY_TYPES.find((def) => def.path === kind);
-  if (param === 'tagId') return [ids.tag2 ?? '', ids.tag1 ?? ''];
+  if (param === 'tagId') return [ids.tag2 ?? '', ids.tag1 ?? '', ids.tagShared ?? ''];
   if (param === 'clientId') return [ids.client2 ?? '', ids.client1 ?? ''];
   if (param === 'version') return ['1', '2'];
   if (param === 'file') return ['index.html'];

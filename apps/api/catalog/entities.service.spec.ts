@@ -63,7 +63,13 @@ describe('EntitiesService rules over the entity and link repositories (real data
   it("a reader without portal.w cannot see another host's entity, and tags it cannot see are left out", async () => {
     const hidden = await tags.create(admin, { tagName: `hidden-${suffix}`, hostId: 'elsewhere' });
     const id = `s4${suffix}`;
-    await entities.create(schema, admin, { schemaId: id, schemaName: 'x', tagIds: [hidden.tagId] });
+    await entities.create(schema, admin, { schemaId: id, schemaName: 'x', tagIds: [] });
+    // Linked as before link writes checked the entity's host (a global entity sees global tags only).
+    await db.query(
+      `insert into entity_tag (entity_type, entity_id, entity_host_id, tag_id) values ('schema', $1, null, $2)`,
+      [id, hidden.tagId],
+    );
+    expect((await entities.get(schema, admin, id)).tagIds).toEqual([hidden.tagId]);
     expect((await entities.get(schema, reader, id)).tagIds).toEqual([]);
     const foreign = `s5${suffix}`;
     await entities.create(schema, admin, { schemaId: foreign, schemaName: 'y', hostId: 'elsewhere', tagIds: [] });

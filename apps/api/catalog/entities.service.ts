@@ -10,7 +10,7 @@ import {
   type TaggableEntity,
   type Tx,
 } from '#database';
-import { badRequest, conflict, newId, parseSort, ProblemException, pageBody, pageWindow } from '#platform';
+import { badRequest, conflict, newId, parseSort, pageBody, pageWindow } from '#platform';
 import type { Principal } from '#token-binding';
 import { visibleRow, writableRow } from '../common/access-checks.js';
 import type { VersionCondition } from '../common/etag.js';
@@ -21,7 +21,15 @@ import type { EntityInput } from './dto/entity-body.dto.js';
 import type { ListEntitiesQuery } from './dto/list-entities.query.js';
 import { nameOf, written, type EntityTypeDefinition } from './entity-types.js';
 import { sortedIds, textOf, toEntityView, type EntityPage, type EntityView } from './entity.view.js';
-import { hostSees, knownTags, NO_CHANGE, type LinkChange, type LinkedTag, type RequestedTags } from './tag-links.js';
+import {
+  assertLinkable,
+  assertMovable,
+  knownTags,
+  NO_CHANGE,
+  type LinkChange,
+  type LinkedTag,
+  type RequestedTags,
+} from './tag-links.js';
 
 /**
  * Create, read, update, delete, tag and list entities of any type in ENTITY_TYPES. The definition
@@ -42,7 +50,9 @@ export class EntitiesService {
     assertCanWrite(principal, hostId, def.entityType);
     const id = textOf(input, def.idField) ?? newId();
     return this.work.run(async (tx) => {
-      const tagIds = knownTags(await this.requestedTags(tx, principal, input.tagIds ?? [])).map((tag) => tag.tagId);
+      const tags = knownTags(await this.requestedTags(tx, principal, input.tagIds ?? []));
+      assertLinkable(hostId, tags);
+      const tagIds = tags.map((tag) => tag.tagId);
       const row = Object.assign(new def.entity(), {
         ...ownFields(def, input),
         [def.idField]: id,
@@ -120,19 +130,11 @@ export class EntitiesService {
       assertCanWrite(principal, hostId, def.entityType);
       const tags = requested === undefined ? undefined : knownTags(requested);
       if (hostId !== current.hostId) {
-        await this.assertMovable(tx, def, id, hostId, tags);
+        const linked = tags ?? (await this.links.in(tx).linkedTags(def.entityType, id));
+        assertMovable(`${def.entityType} ${id}`, hostId, linked, (tag) => canSee(principal, tag.hostId));
         await this.links.in(tx).rehost(def.entityType, id, hostId);
       }
-      const changed =
-        tags === undefined
-          ? NO_CHANGE
-          : await this.replaceLinks(
-              tx,
-              def,
-              id,
-              hostId,
-              tags.map((tag) => tag.tagId),
-            );
+      const changed = tags === undefined ? NO_CHANGE : await this.replaceLinks(tx, def, id, hostId, tags);
       const { view, tagIds } = await this.save(tx, def, principal, current, { ...ownFields(def, input), hostId });
       await this.events
         .in(tx)
@@ -178,8 +180,7 @@ export class EntitiesService {
     return this.work.run(async (tx) => {
       const requested = await this.requestedTags(tx, principal, tagIds);
       const current = await this.lockWritable(tx, def, principal, id, condition);
-      const known = knownTags(requested).map((tag) => tag.tagId);
-      const changed = await this.replaceLinks(tx, def, id, current.hostId, known);
+      const changed = await this.replaceLinks(tx, def, id, current.hostId, knownTags(requested));
       const { view } = await this.save(tx, def, principal, current, {});
       await this.events.in(tx).append(linkEvents(principal, def, id, current.hostId, changed.added, changed.removed));
       return view;
@@ -231,37 +232,18 @@ export class EntitiesService {
   }
 
   /**
-   * An entity moves to `hostId` only if that host can see every tag it is to be linked to (DESIGN 12): the
-   * new links when the PUT gives them (`tags`), else the current ones. Otherwise 409 naming those tags, and
-   * nothing is written: the check comes before the first write of the transaction.
+   * Makes the entity's links exactly `tags` (known, visible to the caller; 400 unless its host `hostId` sees
+   * them too): links to other tags go, missing ones are added.
    */
-  private async assertMovable(
-    tx: Tx,
-    def: EntityTypeDefinition,
-    id: string,
-    hostId: string | null,
-    tags: readonly LinkedTag[] | undefined,
-  ): Promise<void> {
-    const linked = tags ?? (await this.links.in(tx).linkedTags(def.entityType, id));
-    const hidden = linked.filter((tag) => !hostSees(hostId, tag.hostId)).map((tag) => tag.tagId);
-    if (hidden.length === 0) return;
-    const where = hostId === null ? 'global (only global tags are visible there)' : `host ${hostId}`;
-    throw new ProblemException(
-      409,
-      `${def.entityType} ${id} cannot move to ${where}: it would be linked to tags that host cannot see: ` +
-        `${hidden.join(', ')}. Remove those links first, or give tagIds without them.`,
-      { errors: hidden.map((tagId) => ({ field: 'tagIds', message: `tag ${tagId} is not visible to the new host` })) },
-    );
-  }
-
-  /** Makes the entity's links exactly `tagIds` (known, visible tags): links to other tags go, missing ones are added. */
   private async replaceLinks(
     tx: Tx,
     def: EntityTypeDefinition,
     id: string,
     hostId: string | null,
-    tagIds: readonly string[],
+    tags: readonly LinkedTag[],
   ): Promise<LinkChange> {
+    assertLinkable(hostId, tags);
+    const tagIds = tags.map((tag) => tag.tagId);
     const links = this.links.in(tx);
     const removed = await links.unlinkOthers(def.entityType, id, tagIds);
     const added = tagIds.length === 0 ? [] : (await links.link(def.entityType, id, hostId, tagIds)).added;

@@ -3,10 +3,11 @@ import { ChangeEventRepository, EntityLinkRepository, UnitOfWork, type NewChange
 import { conflict, ID_PATTERN, notFound, ProblemException } from '#platform';
 import type { Principal } from '#token-binding';
 import { writableRow } from '../common/access-checks.js';
+import { visibilityOf } from '../common/host-access.js';
 import { linkEvents } from '../events/change-events.js';
 import type { TagBatchOperationDto } from './dto/tag-batch.dto.js';
 import { EntitiesService } from './entities.service.js';
-import { knownTags, tagChange, type RequestedTags } from './tag-links.js';
+import { assertLinkable, knownTags, tagChange, type RequestedTags } from './tag-links.js';
 import { ENTITY_TYPES, nameOf, written, type EntityTypeDefinition } from './entity-types.js';
 import { sortedIds } from './entity.view.js';
 import type { TagBatchResultView, TagBatchView } from './tag-batch.view.js';
@@ -68,8 +69,9 @@ export class TagBatchService {
   }
 
   /**
-   * Every operation's tags (locked for key share), then every entity named by a well-formed id (locked for
-   * update, in type then id order), then their links: tags before entities, as every tagging write does.
+   * Every operation's tags (locked for key share), then every entity named by a well-formed id that the caller
+   * can see (locked for update, in type then id order; another host's is not waited for, and is 404 like a
+   * missing one), then their links: tags before entities, as every tagging write does.
    */
   private async lock(
     tx: Tx,
@@ -91,6 +93,7 @@ export class TagBatchService {
             .map((operation) => operation.entityId),
         ),
       })),
+      visibilityOf(principal),
     );
     const linked = await links.linksOfMany(
       locked.map((row) => row.entityType),
@@ -137,7 +140,8 @@ export class TagBatchService {
 
 /**
  * One operation against the entities' state so far, with the single write's rules in its order (404 for an
- * id that cannot exist or an entity the caller cannot see, 403, 400 for unknown tags, 400 over the cap):
+ * id that cannot exist or an entity the caller cannot see, 403, 400 for unknown tags or, when adding, tags
+ * the entity's host cannot see, 400 over the cap):
  * updates `states` and answers the operation's events, or throws its refusal having changed nothing.
  */
 function applyOne(
@@ -149,7 +153,9 @@ function applyOne(
   const def = definitionOf(operation.entityType);
   const id = checkedId(operation);
   const state = writableRow(principal, nameOf(def), id, states.get(keyOf(def.entityType, id)) ?? null, { any: true });
-  const tagIds = knownTags({ ids: sortedIds(operation.tagIds), hosts: tags.hosts }).map((tag) => tag.tagId);
+  const known = knownTags({ ids: sortedIds(operation.tagIds), hosts: tags.hosts });
+  if (operation.op === 'add') assertLinkable(state.hostId, known);
+  const tagIds = known.map((tag) => tag.tagId);
   const { added, removed } = tagChange(def, id, operation.op, tagIds, state.linked);
   if (added.length === 0 && removed.length === 0) return [];
   for (const tagId of added) state.linked.add(tagId);

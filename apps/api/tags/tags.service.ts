@@ -10,7 +10,7 @@ import {
   UnitOfWork,
   type Tx,
 } from '#database';
-import { badRequest, conflict, newId, likePattern, parseSort, pageBody, pageWindow } from '#platform';
+import { badRequest, conflict, forbidden, newId, likePattern, parseSort, pageBody, pageWindow } from '#platform';
 import type { Principal } from '#token-binding';
 import { visibleRow, writableRow, type ResourceName } from '../common/access-checks.js';
 import type { VersionCondition } from '../common/etag.js';
@@ -125,6 +125,12 @@ export class TagsService {
     return this.work.run(async (tx) => {
       const current = await this.lockWritable(tx, principal, tagId, condition);
       assertCanWrite(principal, hostId, 'tag');
+      // A host's tag is seen by its host's entities only (DESIGN 12), whoever moves it; global is seen by all.
+      if (hostId !== null && hostId !== current.hostId) {
+        if (await this.links.in(tx).linkedOutside(TAGGABLE_TABLES, tagId, { ofHost: hostId })) {
+          throw conflict(`Tag ${tagId} is linked to entities that host ${hostId} cannot see; unlink them first`);
+        }
+      }
       const next = Object.assign(current, {
         hostId,
         tagName: body.tagName,
@@ -147,11 +153,22 @@ export class TagsService {
   /**
    * Removes the tag and its links. Each link removed is a change of its entity (DESIGN 12): the entity
    * moves to its next version (the deleter as `updateUser`) and gets an `entity.untagged` event, all in
-   * this transaction and in a fixed number of statements, however many entities carried the tag.
+   * this transaction and in a fixed number of statements, however many entities carried the tag. Only a
+   * global admin changes entities of hosts other than its own so (DESIGN 16): for anyone else a tag linked
+   * to one is 403, decided with the tag and the caller's linked entities locked, before any write.
    */
   async delete(principal: Principal, tagId: string, condition: VersionCondition): Promise<void> {
     await this.work.run(async (tx) => {
       const tag = await this.lockWritable(tx, principal, tagId, condition);
+      const visibility = visibilityOf(principal);
+      if (
+        !visibility.allHosts &&
+        (await this.links.in(tx).linkedOutside(TAGGABLE_TABLES, tagId, { visibleTo: visibility }))
+      ) {
+        throw forbidden(
+          `Deleting tag ${tagId} would untag entities of other hosts: that needs tags:admin without a host claim`,
+        );
+      }
       const audit = { updateUser: principal.subject, updateTs: new Date() };
       const untagged = await this.links.in(tx).detachTag(TAGGABLE_TABLES, tagId, audit);
       const data = { tagId, tagName: tag.tagName, hostId: tag.hostId };

@@ -11,14 +11,19 @@ import {
   detachTagStatements,
   ENTITIES_OF_KEYSET,
   entitiesOfStatements,
+  LINK_TAGS,
+  linkedOutsideStatement,
+  LINKS_OF_MANY,
   lockEntitiesStatement,
   usageStatement,
   type LinkBatch,
+  type LinkedHosts,
   type LockedEntity,
+  type NamedTable,
   type Statement,
 } from './entity-link.sql.js';
 
-export type { LinkBatch, LockedEntity } from './entity-link.sql.js';
+export type { LinkBatch, LinkedHosts, LockedEntity } from './entity-link.sql.js';
 
 /**
  * The links between entities of any type and tags (`entity_tag`). `entity_id` is polymorphic and has no
@@ -41,15 +46,12 @@ export class EntityLinkRepository extends BaseRepository {
     hostId: string | null,
     tagIds: readonly string[],
   ): Promise<{ added: string[]; total: number }> {
-    const rows = await this.manager.query<{ added: string[]; before: number }[]>(
-      `with ins as (
-         insert into entity_tag (entity_type, entity_id, entity_host_id, tag_id) select $1, $2, $3, unnest($4::varchar[])
-         on conflict do nothing returning tag_id
-       )
-       select array(select tag_id from ins) as added,
-         (select count(*)::int from entity_tag where entity_type = $1 and entity_id = $2) as before`,
-      [entityType, entityId, hostId, tagIds],
-    );
+    const rows = await this.manager.query<{ added: string[]; before: number }[]>(LINK_TAGS, [
+      entityType,
+      entityId,
+      hostId,
+      tagIds,
+    ]);
     const added = rows[0]?.added ?? [];
     return { added, total: (rows[0]?.before ?? 0) + added.length };
   }
@@ -77,30 +79,36 @@ export class EntityLinkRepository extends BaseRepository {
     audit: { readonly updateUser: string | null; readonly updateTs: Date },
   ): Promise<{ entityType: string; entityId: string; hostId: string | null }[]> {
     if (tables.length === 0) return [];
-    const { lock, remove } = detachTagStatements(
-      tables.map((table) => ({ ...this.tableOf(table), entityType: table.entityType })),
-      tagId,
-      audit,
-    );
+    const named = tables.map((table) => this.named(table));
+    const { lock, remove } = detachTagStatements(named, tagId, audit);
     await this.manager.query(...lock);
     return this.manager.query<{ entityType: string; entityId: string; hostId: string | null }[]>(...remove);
   }
 
   /**
-   * Locks (FOR UPDATE) the existing entities among `ids` of each of `tables` and answers them with their
-   * host and version: one statement for a whole batch. Types in the order of `tables` (pass them in
-   * declaration order), ids in order within each, as `detachTag` takes them, so lockers of several entities
-   * never wait for each other in a circle. The caller has locked the tags it links first.
+   * Whether the tag is linked to an entity of `tables` that `hosts` does not accept, the others locked (FOR UPDATE,
+   * as `detachTag` locks) so they keep host and link; the caller holds the tag FOR UPDATE, so none is added.
+   */
+  async linkedOutside(tables: readonly EntityTable[], tagId: string, hosts: LinkedHosts): Promise<boolean> {
+    const named = tables.map((table) => this.named(table));
+    const rows = await this.manager.query<{ outside: boolean }[]>(...linkedOutsideStatement(named, tagId, hosts));
+    return rows[0]?.outside ?? false;
+  }
+
+  /**
+   * Locks (FOR UPDATE) the existing entities among `ids` of each of `tables` visible under `visibility` and
+   * answers them with their host and version: one statement for a whole batch. Types in the order of `tables`
+   * (pass them in declaration order), ids in order within each, as `detachTag` takes them, so lockers of
+   * several entities never wait for each other in a circle. The caller has locked the tags it links first.
    */
   async lockEntities(
     tables: readonly { readonly table: EntityTable; readonly ids: readonly string[] }[],
+    visibility: HostVisibility,
   ): Promise<LockedEntity[]> {
     const present = tables.filter(({ ids }) => ids.length > 0);
     if (present.length === 0) return [];
-    const statement = lockEntitiesStatement(
-      present.map(({ table, ids }) => ({ ...this.tableOf(table), entityType: table.entityType, ids })),
-    );
-    return this.manager.query<LockedEntity[]>(...statement);
+    const named = present.map(({ table, ids }) => ({ ...this.named(table), ids }));
+    return this.manager.query<LockedEntity[]>(...lockEntitiesStatement(named, visibility));
   }
 
   /**
@@ -112,13 +120,10 @@ export class EntityLinkRepository extends BaseRepository {
     entityIds: readonly string[],
   ): Promise<{ entityType: string; entityId: string; tagIds: string[] }[]> {
     if (entityIds.length === 0) return [];
-    return this.manager.query<{ entityType: string; entityId: string; tagIds: string[] }[]>(
-      `select et.entity_type as "entityType", et.entity_id as "entityId", array_agg(et.tag_id) as "tagIds"
-       from entity_tag et
-       where (et.entity_type, et.entity_id) in (select * from unnest($1::varchar[], $2::varchar[]))
-       group by et.entity_type, et.entity_id`,
-      [entityTypes, entityIds],
-    );
+    return this.manager.query<{ entityType: string; entityId: string; tagIds: string[] }[]>(LINKS_OF_MANY, [
+      entityTypes,
+      entityIds,
+    ]);
   }
 
   /**
@@ -128,19 +133,17 @@ export class EntityLinkRepository extends BaseRepository {
    * is both removed and added and none added exists already.
    */
   async applyBatch(tables: readonly EntityTable[], changes: LinkBatch): Promise<void> {
-    const statement = applyBatchStatement(
-      tables.map((table) => ({ ...this.tableOf(table), entityType: table.entityType })),
-      changes,
-    );
+    const named = tables.map((table) => this.named(table));
+    const statement = applyBatchStatement(named, changes);
     if (statement !== undefined) await this.manager.query(...statement);
   }
 
   /** The table's name and id column, from TypeORM's metadata. */
-  private tableOf(table: EntityTable): { name: string; id: string } {
+  private named(table: EntityTable): NamedTable {
     const metadata = this.manager.connection.getMetadata(table.entity);
     const id = metadata.findColumnWithPropertyName(table.idField)?.databaseName;
     if (id === undefined) throw new Error(`${table.entityType} has no column for ${table.idField}`);
-    return { name: metadata.tableName, id };
+    return { name: metadata.tableName, id, entityType: table.entityType };
   }
 
   /** The entity moved to another host: its links follow, so link reads see it where it now is. */

@@ -1,5 +1,5 @@
 import { Keyset, type KeyValue } from '../keyset.js';
-import { bind, visibilityCondition, type HostVisibility } from '../repository.js';
+import { bind, bindHost, hostCondition, visibilityCondition, type HostVisibility } from '../repository.js';
 
 /** An entity a batch holds (`lockEntities`): its host and its version when locked. */
 export interface LockedEntity {
@@ -40,6 +40,21 @@ export interface NamedTable {
 
 /** A statement and its parameters, as `manager.query` takes them. */
 export type Statement = [string, unknown[]];
+
+/** `link`'s statement: inserts the links ($4) not there yet, answers those added and how many the entity had. */
+export const LINK_TAGS = `with ins as (
+    insert into entity_tag (entity_type, entity_id, entity_host_id, tag_id) select $1, $2, $3, unnest($4::varchar[])
+    on conflict do nothing returning tag_id
+  )
+  select array(select tag_id from ins) as added,
+    (select count(*)::int from entity_tag where entity_type = $1 and entity_id = $2) as before`;
+
+/** `linksOfMany`' statement: the tag ids of each entity ($1[i], $2[i]) that has links. */
+export const LINKS_OF_MANY = `select et.entity_type as "entityType", et.entity_id as "entityId",
+    array_agg(et.tag_id) as "tagIds"
+  from entity_tag et
+  where (et.entity_type, et.entity_id) in (select * from unnest($1::varchar[], $2::varchar[]))
+  group by et.entity_type, et.entity_id`;
 
 /**
  * `detachTag`'s two statements: `lock` locks the entities linked to the tag, in id order within each type and
@@ -83,20 +98,59 @@ export function detachTagStatements(
   };
 }
 
-/** `lockEntities`' statement: each table's existing entities among its ids, locked in id order. */
+/**
+ * `lockEntities`' statement: each table's existing entities among its ids visible under `visibility`, locked in
+ * id order. The host is part of the locking scan, so another host's row is never waited for.
+ */
 export function lockEntitiesStatement(
   tables: readonly (NamedTable & { readonly ids: readonly string[] })[],
+  visibility: HostVisibility,
 ): Statement {
-  const locks = tables.map(({ name, id }, i) => {
-    return `t${i} as (select $${2 * i + 1}::varchar as entity_type, e.${id} as entity_id, e.host_id,
-      e.aggregate_version from ${name} e where e.${id} = any($${2 * i + 2}::varchar[]) order by e.${id} for update of e)`;
+  const parameters: unknown[] = [];
+  const host = bindHost(visibility, parameters);
+  const locks = tables.map(({ entityType, name, id, ids }, i) => {
+    const type = bind(parameters, entityType);
+    const visible = hostCondition(visibility, 'e.host_id', host);
+    return `t${i} as (select ${type}::varchar as entity_type, e.${id} as entity_id, e.host_id, e.aggregate_version
+      from ${name} e where e.${id} = any(${bind(parameters, ids)}::varchar[]) ${visible}
+      order by e.${id} for update of e)`;
   });
   return [
     `with ${locks.join(', ')}
      select entity_type as "entityType", entity_id as "entityId", host_id as "hostId",
        aggregate_version as "aggregateVersion"
      from (${tables.map((_, i) => `select * from t${i}`).join(' union all ')}) u`,
-    tables.flatMap(({ entityType, ids }) => [entityType, ids]),
+    parameters,
+  ];
+}
+
+/** Which entities linked to a tag a check accepts: those visible under a host visibility, or those of one host. */
+export type LinkedHosts = { readonly visibleTo: HostVisibility } | { readonly ofHost: string };
+
+/**
+ * `linkedOutside`'s statement: locks the entities linked to `tagId` that `hosts` accepts (FOR UPDATE, in
+ * `detachTagStatements`' order; the host is part of the locking scan, so no other row is waited for) and
+ * answers `outside`: whether a link of the tag (in the same snapshot) belongs to an entity not locked here.
+ * Counting both is exact: the links of one tag are unique by entity, and each locked entity has one.
+ */
+export function linkedOutsideStatement(tables: readonly NamedTable[], tagId: string, hosts: LinkedHosts): Statement {
+  const parameters: unknown[] = [tagId];
+  const accepted =
+    'ofHost' in hosts
+      ? `and e.host_id = ${bind(parameters, hosts.ofHost)}`
+      : visibilityCondition(hosts.visibleTo, 'e.host_id', parameters);
+  const locks = tables.map(
+    ({ entityType, name, id }, i) =>
+      `t${i} as (select e.${id} from ${name} e
+         where e.${id} in (select entity_id from entity_tag where tag_id = $1 and entity_type = ${bind(parameters, entityType)})
+         ${accepted} order by e.${id} for update of e)`,
+  );
+  // Every locking CTE is counted whole: a CTE is read only as far as its reader asks.
+  const held = tables.map((_, i) => `(select count(*) from t${i})`).join(' + ');
+  return [
+    `with ${locks.join(', ')}
+     select (select count(*) from entity_tag where tag_id = $1) > ${held} as outside`,
+    parameters,
   ];
 }
 
