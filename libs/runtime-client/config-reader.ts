@@ -1,4 +1,5 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RuntimeIdentity } from './claims.js';
 import { configDiff, type ConfigChange, type ConfigChangeListener, type ConfigLayerAddress } from './config-change.js';
@@ -119,15 +120,18 @@ export class ConfigReader {
       });
   }
 
-  /** Writes the config server's files (or certs) into `dir`; any name that is not plain is refused first. */
+  /**
+   * Writes the config server's files (or certs) into `dir`, readable by the runtime's user only (0600; a
+   * directory it creates 0700): they hold keys and passwords. Any name that is not plain is refused first.
+   */
   async writeFiles(dir: string, kind: 'files' | 'certs' = 'files'): Promise<string[]> {
     const files = kind === 'files' ? await this.files() : await this.certs();
     const names = Object.keys(files);
     const bad = names.find((name) => !isPlainFileName(name));
     if (bad !== undefined)
       throw new RuntimeRequestError(0, `refusing to write file ${JSON.stringify(bad)}: not a plain name`);
-    await mkdir(dir, { recursive: true });
-    for (const name of names) await writeFile(join(dir, name), Buffer.from(files[name] ?? '', 'base64'));
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    for (const name of names) await writeOwnerOnly(dir, name, Buffer.from(files[name] ?? '', 'base64'));
     return names;
   }
 
@@ -152,5 +156,21 @@ export class ConfigReader {
     const etag = response.headers.get('etag');
     if (etag !== null) this.cache.set(url, { etag, body });
     return body;
+  }
+}
+
+/**
+ * Writes `bytes` as `dir/name`: a new file (never an existing one, which could be a symlink to follow) of mode
+ * 0600, renamed into place, so a reader sees the old content or the new one and a symlink there is replaced.
+ */
+async function writeOwnerOnly(dir: string, name: string, bytes: Buffer): Promise<void> {
+  // Plain names never start with '.' on the server, so the temporary name cannot be another file's.
+  const temporary = join(dir, `.${name}.${randomUUID()}.tmp`);
+  try {
+    await writeFile(temporary, bytes, { mode: 0o600, flag: 'wx' });
+    await rename(temporary, join(dir, name));
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
   }
 }
