@@ -3,6 +3,7 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { call, startApi, unique, type TestApi } from '../support/api.js';
 import { callers, token } from '../support/tokens.js';
+import { LockHolder } from '../support/locks.js';
 import { waitFor, withTimeout } from '../support/wait.js';
 import { createSchema, newId } from './batch-support.js';
 
@@ -198,26 +199,22 @@ describe('PUT /tags/{tagId} moving a tag to another host', () => {
   });
 });
 
-describe('POST /tags/batch naming an entity of another host', () => {
-  it('does not wait for it and answers 404 like a missing one', async () => {
+describe("a host-1 write naming host 2's tag or entity", () => {
+  // Each answers 404 like a missing id while host 2's row is locked elsewhere: it neither waits for it nor holds it.
+  it('POST /tags/batch does not wait for the entity and answers 404 like a missing one', async () => {
     const g = await tag();
     const theirs = await schema(H2, []);
     const missing = newId('none');
-    const holder = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await holder.connect();
+    const holder = await LockHolder.lock('select 1 from schema where schema_id = $1 for update', [theirs]);
     try {
-      await holder.query('begin');
-      await holder.query('select 1 from schema where schema_id = $1 for update', [theirs]);
       const operations = [theirs, missing].map((entityId) => ({
         op: 'add',
         entityType: 'schema',
         entityId,
         tagIds: [g],
       }));
-      const res = await withTimeout(
+      const res = await holder.answeredWithoutWaiting(
         call(api, 'POST', '/tags/batch', { token: await callers.writer(H1), body: { operations } }),
-        'the batch, while host 2 holds its schema',
-        3000,
       );
       expect(res.statusCode).toBe(200);
       expect(res.json<Json>()).toEqual({
@@ -227,10 +224,34 @@ describe('POST /tags/batch naming an entity of another host', () => {
         ],
       });
     } finally {
-      await holder.query('rollback').catch(() => undefined);
-      await holder.end();
+      await holder.release();
     }
     const links = await db.query('select 1 from entity_tag where tag_id = $1', [g]);
     expect(links).toEqual([]);
+  });
+
+  it.each([
+    ['PUT /schemas/{id}/tags', 'schema'],
+    ['DELETE /schemas/{id}', 'schema'],
+    ['PUT /tags/{id}', 'tag'],
+    ['DELETE /tags/{id}', 'tag'],
+  ])('%s does not wait for the row and answers 404', async (route, kind) => {
+    const id = kind === 'tag' ? await tag(H2) : await schema(H2, []);
+    const lockSql =
+      kind === 'tag'
+        ? 'select 1 from tag where tag_id = $1 for update'
+        : 'select 1 from schema where schema_id = $1 for update';
+    const [method, template] = route.split(' ') as ['PUT' | 'DELETE', string];
+    const url = template.replace('{id}', id);
+    const body = route === 'PUT /tags/{id}' ? { tagName: unique('x'), hostId: H1 } : { tagIds: [] };
+    const holder = await LockHolder.lock(lockSql, [id]);
+    try {
+      const res = await holder.answeredWithoutWaiting(
+        call(api, method, url, { token: admins1[0], ...(method === 'PUT' ? { body } : {}) }),
+      );
+      expect(res.statusCode).toBe(404);
+    } finally {
+      await holder.release();
+    }
   });
 });

@@ -258,7 +258,13 @@ export class EntitiesService {
     id: string,
     condition: VersionCondition,
   ): Promise<TaggableEntity> {
-    return writableRow(principal, nameOf(def), id, await this.entities.in(tx).findById(def, id, true), condition);
+    return writableRow(
+      principal,
+      nameOf(def),
+      id,
+      await this.entities.in(tx).lockVisible(def, id, visibilityOf(principal)),
+      condition,
+    );
   }
 }
 

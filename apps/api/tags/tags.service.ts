@@ -185,6 +185,12 @@ export class TagsService {
 
   /** The tag, held (FOR UPDATE) until the transaction ends, once the caller may write it at the If-Match version. */
   private async lockWritable(tx: Tx, principal: Principal, tagId: string, condition: VersionCondition): Promise<Tag> {
-    return writableRow(principal, TAG, tagId, await this.tags.in(tx).findById(tagId, true), condition);
+    return writableRow(
+      principal,
+      TAG,
+      tagId,
+      await this.tags.in(tx).lockVisible(tagId, visibilityOf(principal)),
+      condition,
+    );
   }
 }

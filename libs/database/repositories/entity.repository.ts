@@ -4,7 +4,13 @@ import { DataSource, type SelectQueryBuilder } from 'typeorm';
 import type { EntityTable } from '../entities/entity-tables.js';
 import type { TaggableEntity } from '../entities/taggable.entity.js';
 import { namedParameters, withTieBreaker, type Keyset, type KeysetPage, type KeyValue } from '../keyset.js';
-import { BaseRepository, duplicateKeyOf, whereVisible, type HostVisibility } from '../repository.js';
+import {
+  BaseRepository,
+  duplicateKeyOf,
+  visibilityCondition,
+  whereVisible,
+  type HostVisibility,
+} from '../repository.js';
 import type { SortOrder } from '../sort-order.js';
 
 /** The tag part of a list filter: tag ids already resolved from names. */
@@ -53,16 +59,35 @@ export class EntityRepository extends BaseRepository {
   }
 
   /**
-   * The row, or null; `lock` holds it (FOR UPDATE) until the transaction ends. Plain SQL mapped through
-   * the entity's metadata: every tagging write starts here, and the query builder cost more than the read.
+   * The row, or null. Plain SQL mapped through the entity's metadata: every tagging write starts here, and the
+   * query builder cost more than the read.
    */
-  async findById(table: EntityTable, id: string, lock = false): Promise<TaggableEntity | null> {
+  async findById(table: EntityTable, id: string): Promise<TaggableEntity | null> {
+    return this.selectById(table, id, '', [id]);
+  }
+
+  /**
+   * The row when `visibility` sees it, held (FOR UPDATE) until the transaction ends, or null: another host's
+   * row is neither waited for nor held, so naming it cannot make that host's writes wait.
+   */
+  async lockVisible(table: EntityTable, id: string, visibility: HostVisibility): Promise<TaggableEntity | null> {
+    const parameters: unknown[] = [id];
+    const visible = visibilityCondition(visibility, this.columnOf(table, 'hostId'), parameters);
+    return this.selectById(table, id, `${visible} for update`, parameters);
+  }
+
+  private async selectById(
+    table: EntityTable,
+    id: string,
+    rest: string,
+    parameters: unknown[],
+  ): Promise<TaggableEntity | null> {
     const metadata = this.manager.connection.getMetadata(table.entity);
     // Named columns: a prepared `select *` fails (0A000) once a release adds a column (DESIGN 15).
     const columns = metadata.columns.map((c) => `"${c.databaseName}"`).join(', ');
     const rows = await this.rows<Record<string, unknown>>(
-      `select ${columns} from ${metadata.tableName} where ${this.columnOf(table, table.idField)} = $1${lock ? ' for update' : ''}`,
-      [id],
+      `select ${columns} from ${metadata.tableName} where ${this.columnOf(table, table.idField)} = $1 ${rest}`,
+      parameters,
     );
     const row = rows[0];
     if (row === undefined) return null;

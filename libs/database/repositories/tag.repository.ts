@@ -91,9 +91,20 @@ export class TagRepository extends BaseRepository {
     return { sql: INSERT_TAG, parameters: tagParameters(tag) };
   }
 
-  /** The tag, or null; `lock` holds its row (FOR UPDATE) until the transaction ends. */
-  async findById(tagId: string, lock = false): Promise<Tag | null> {
-    const rows = await this.rows<TagRow>(lock ? `${SELECT_TAG} for update` : SELECT_TAG, [tagId]);
+  /** The tag, or null. */
+  async findById(tagId: string): Promise<Tag | null> {
+    const rows = await this.rows<TagRow>(SELECT_TAG, [tagId]);
+    return rows[0] === undefined ? null : tagOf(rows[0]);
+  }
+
+  /**
+   * The tag when `visibility` sees it, its row held (FOR UPDATE) until the transaction ends, or null: another
+   * host's tag is neither waited for nor held, so naming it cannot make that host's writes wait.
+   */
+  async lockVisible(tagId: string, visibility: HostVisibility): Promise<Tag | null> {
+    const parameters: unknown[] = [tagId];
+    const visible = visibilityCondition(visibility, 't.host_id', parameters);
+    const rows = await this.rows<TagRow>(`${SELECT_TAG} ${visible} for update`, parameters);
     return rows[0] === undefined ? null : tagOf(rows[0]);
   }
 
