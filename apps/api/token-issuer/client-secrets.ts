@@ -11,6 +11,20 @@ const KEY_BYTES = 32;
 const SALT_BYTES = 16;
 /** Secret checks computing at once per process; beyond, the token endpoint answers 503. */
 export const MAX_CHECKS_IN_FLIGHT = 32;
+/** Hashes computed per authentication, whatever the client: its current one and one still in rotation grace. */
+export const HASHES_PER_CHECK = 2;
+/**
+ * Computed in place of the hashes a client lacks (an unknown id, no secret in grace), so the count of scrypt
+ * runs, and so the time, never tells them apart; a match on it is ignored, so it can never let anyone in.
+ */
+export const PADDING_HASH = [
+  'scrypt',
+  SCRYPT.N,
+  SCRYPT.r,
+  SCRYPT.p,
+  Buffer.alloc(SALT_BYTES).toString('base64url'),
+  Buffer.alloc(KEY_BYTES).toString('base64url'),
+].join('$');
 
 function derive(secret: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -49,16 +63,25 @@ export class TooManyChecksError extends Error {}
 export class SecretChecker {
   private inFlight = 0;
 
+  /** True when `secret` matches one of the client's `hashes` (none for an unknown client). */
   async matchesAny(secret: string, hashes: readonly string[]): Promise<boolean> {
     if (this.inFlight >= MAX_CHECKS_IN_FLIGHT) throw new TooManyChecksError();
     this.inFlight += 1;
     try {
+      const padding = Array<string>(Math.max(0, HASHES_PER_CHECK - hashes.length)).fill(PADDING_HASH);
       let matched = false;
-      // Every hash is checked, so the time does not tell which one matched.
-      for (const hash of hashes) if (await secretMatches(secret, hash)) matched = true;
+      // Every candidate is computed, so the time tells neither which one matched nor how many were real.
+      for (const [i, hash] of [...hashes, ...padding].entries()) {
+        if ((await this.check(secret, hash)) && i < hashes.length) matched = true;
+      }
       return matched;
     } finally {
       this.inFlight -= 1;
     }
+  }
+
+  /** One scrypt computation and constant-time comparison; a method so tests can count them. */
+  check(secret: string, hash: string): Promise<boolean> {
+    return secretMatches(secret, hash);
   }
 }

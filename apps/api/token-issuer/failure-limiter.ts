@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { isClientId } from './client-id.js';
 
 /** DESIGN 10: ten failed authentications of one (client id, address) pair within a minute lock that pair. */
 export const MAX_PAIR_FAILURES = 10;
@@ -7,6 +8,8 @@ export const MAX_ADDRESS_FAILURES = 30;
 export const FAILURE_WINDOW_MS = 60_000;
 /** Pairs and addresses remembered at most (each); the least recently failed is forgotten first. */
 const MAX_TRACKED = 10_000;
+/** The pair key part of every text that cannot be a client id; itself not one, so no client shares it. */
+const NOT_A_CLIENT_ID = '(not a client id)';
 
 /** One admitted authentication: counted as in flight until its outcome is known. */
 export interface Attempt {
@@ -18,7 +21,7 @@ export interface Attempt {
   abandoned(): void;
 }
 
-/** Failure timestamps per key, oldest key first, bounded so memory stays flat under a spray. */
+/** Failure timestamps per key, oldest key first, bounded and dropped once out of the window, so memory stays flat. */
 class FailureLog {
   private readonly failures = new Map<string, number[]>();
   private readonly pending = new Map<string, number>();
@@ -30,8 +33,14 @@ class FailureLog {
     private readonly countsPending: boolean,
   ) {}
 
+  /** Keys remembered: those with a failure in the window as of the last access. */
+  get size(): number {
+    return this.failures.size;
+  }
+
   /** Seconds until an attempt would be admitted, or undefined when it is admitted now. */
   lockedFor(key: string): number | undefined {
+    this.prune();
     const recent = this.recent(key);
     const pending = this.countsPending ? (this.pending.get(key) ?? 0) : 0;
     if (recent.length + pending < this.limit) return undefined;
@@ -53,6 +62,7 @@ class FailureLog {
   }
 
   fail(key: string): void {
+    this.prune();
     const recent = this.recent(key);
     recent.push(this.now());
     this.failures.delete(key);
@@ -65,6 +75,15 @@ class FailureLog {
 
   forget(key: string): void {
     this.failures.delete(key);
+  }
+
+  /** Forgets keys whose last failure left the window: oldest first (the map's order), so each costs once. */
+  private prune(): void {
+    const since = this.now() - FAILURE_WINDOW_MS;
+    for (const [key, times] of this.failures) {
+      if ((times.at(-1) ?? 0) > since) return;
+      this.failures.delete(key);
+    }
   }
 
   private recent(key: string): number[] {
@@ -92,9 +111,15 @@ export class FailureLimiter {
     this.addresses = new FailureLog(MAX_ADDRESS_FAILURES, now, true);
   }
 
+  /** Pairs and addresses remembered, for tests and diagnostics. */
+  tracked(): { readonly pairs: number; readonly addresses: number } {
+    return { pairs: this.pairs.size, addresses: this.addresses.size };
+  }
+
   /** Seconds to wait when the pair or the address is locked; else the admitted attempt, to be settled once. */
   admit(clientId: string, address: string): number | Attempt {
-    const pair = `${address}\u0000${clientId}`;
+    // Text that cannot be a client id (a 16 KB spray) is counted under one fixed key, never kept as it came.
+    const pair = `${address}\u0000${isClientId(clientId) ? clientId : NOT_A_CLIENT_ID}`;
     const pairWait = this.pairs.lockedFor(pair);
     const addressWait = this.addresses.lockedFor(address);
     if (pairWait !== undefined || addressWait !== undefined) return Math.max(pairWait ?? 0, addressWait ?? 0);

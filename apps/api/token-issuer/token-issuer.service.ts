@@ -5,6 +5,7 @@ import { hasControlChars, SETTINGS, type Settings } from '#platform';
 import { IssuerKeyRing } from '#token-binding';
 import { FailureLimiter, type Attempt } from './failure-limiter.js';
 import { SecretChecker, TooManyChecksError } from './client-secrets.js';
+import { isClientId } from './client-id.js';
 import { invalidClient, invalidRequest, oauthError } from './oauth-errors.js';
 
 export const ISSUER_KEYS = Symbol('ISSUER_KEYS');
@@ -20,9 +21,6 @@ export interface TokenAnswer {
 /** Fields the endpoint reads; anything else in the form (`sid=`, `host=`, `sub=`) is ignored, never copied. */
 const SINGLE_FIELDS = ['grant_type', 'scope', 'env', 'client_id', 'client_secret'] as const;
 type Field = (typeof SINGLE_FIELDS)[number];
-
-// A fixed hash checked for unknown client ids, so their answer takes as long as a wrong secret's.
-const UNKNOWN_CLIENT_HASH = 'scrypt$1024$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
 
 interface ClientAuthentication {
   readonly clientId: string;
@@ -88,8 +86,10 @@ export class TokenIssuerService {
     let credentials: ClientCredentials | null;
     let matched: boolean;
     try {
-      credentials = await this.clients.credentials(auth.clientId);
-      matched = await this.checker.matchesAny(auth.secret, credentials?.secretHashes ?? [UNKNOWN_CLIENT_HASH]);
+      // Text no client id can be (the rule records are created under) needs no lookup: an unknown client.
+      credentials = isClientId(auth.clientId) ? await this.clients.credentials(auth.clientId) : null;
+      // The checker computes as many hashes for no client as for one in rotation grace.
+      matched = await this.checker.matchesAny(auth.secret, credentials?.secretHashes ?? []);
     } catch (error) {
       attempt.abandoned();
       if (!(error instanceof TooManyChecksError)) throw error;
@@ -99,7 +99,9 @@ export class TokenIssuerService {
     }
     if (credentials === null || !matched) {
       attempt.failed();
-      this.logger.warn({ clientId: auth.clientId.slice(0, 100), address }, 'client authentication failed');
+      // Only a stored client's id: a caller's text may be its secret sent in the wrong field.
+      const clientId = credentials === null ? '(unknown)' : credentials.client.clientId;
+      this.logger.warn({ clientId, address }, 'client authentication failed');
       throw invalidClient();
     }
     attempt.succeeded();

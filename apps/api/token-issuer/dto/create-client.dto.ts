@@ -1,16 +1,17 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsOptional, IsString, Matches } from 'class-validator';
 import { LineField, TextField } from '#platform';
+import { CLIENT_ID_PATTERN } from '../client-id.js';
 
 /** A scope or env value: one token, no spaces or control characters. */
 const TOKEN_VALUE = /^[\x21-\x7e]{1,100}$/;
 
 /** Body of `POST /oauth2/clients` (DESIGN 10). */
 export class CreateClientDto {
-  @ApiPropertyOptional({ type: String, pattern: '^[A-Za-z0-9._-]{1,100}$', description: 'generated when omitted' })
+  @ApiPropertyOptional({ type: String, pattern: CLIENT_ID_PATTERN.source, description: 'generated when omitted' })
   @IsOptional()
   @IsString()
-  @Matches(/^[A-Za-z0-9._-]{1,100}$/, { message: '$property must be 1..100 characters of A-Z, a-z, 0-9, ., _ and -' })
+  @Matches(CLIENT_ID_PATTERN, { message: '$property must be 1..100 characters of A-Z, a-z, 0-9, ., _ and -' })
   clientId?: string;
 
   @TextField(500)
