@@ -1,25 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { unique } from '../support/api.js';
-import { instanceIdOf, RegistryTable, RpcClient, startController, type TestController } from '../support/controller.js';
+import { instanceIdOf, registryForFile, RpcClient } from '../support/controller.js';
 import { token } from '../support/tokens.js';
 
 /** `service/deregister` `{ runtimeInstanceId, reason? }` (DESIGN 8, issue 41): the upstream reason, logged. */
-let controller: TestController;
-let table: RegistryTable;
-
-beforeAll(async () => {
-  controller = await startController();
-  table = new RegistryTable();
-});
-
-afterAll(async () => {
-  await controller?.close();
-  await table?.end();
-});
+const registry = registryForFile();
 
 async function registered(serviceId: string): Promise<{ client: RpcClient; id: string }> {
-  const jwt = await token({ sub: 'rt', sid: serviceId, host: controller.hostId });
-  const client = await RpcClient.connect(controller.wsUrl, { token: jwt });
+  const jwt = await token({ sub: 'rt', sid: serviceId, host: registry.controller.hostId });
+  const client = await RpcClient.connect(registry.controller.wsUrl, { token: jwt });
   const id = instanceIdOf(await client.call('service/register', { serviceId, address: '10.41.7.7', port: 7 }));
   return { client, id };
 }
@@ -37,8 +26,10 @@ describe('service/deregister with a reason', () => {
       id: answer.id,
       result: { runtimeInstanceId: id, status: 'deregistered' },
     });
-    expect((await table.byId(id))?.status).toBe('deregistered');
-    const line = controller.logs.lines.find((l) => l.msg === 'instance deregistered' && l.runtimeInstanceId === id);
+    expect((await registry.table.byId(id))?.status).toBe('deregistered');
+    const line = registry.controller.logs.lines.find(
+      (l) => l.msg === 'instance deregistered' && l.runtimeInstanceId === id,
+    );
     expect(line?.reason).toBe('rolling update to 1.0.2');
     await client.close();
   });
@@ -54,7 +45,7 @@ describe('service/deregister with a reason', () => {
     expect(answer.error).toMatchObject({ code: -32602, data: { status: 400 } });
     const errors = answer.error?.data?.errors as { field: string }[];
     expect(new Set(errors.map((e) => e.field))).toEqual(new Set(['reason']));
-    expect((await table.byId(id))?.status).toBe('connected');
+    expect((await registry.table.byId(id))?.status).toBe('connected');
     await client.close();
   });
 

@@ -1,41 +1,23 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { unique } from '../support/api.js';
-import {
-  RegistryTable,
-  RpcClient,
-  startController,
-  statementsDuring,
-  UpgradeRefused,
-  type TestController,
-} from '../support/controller.js';
+import { registryForFile, RpcClient, statementsDuring, UpgradeRefused } from '../support/controller.js';
 import { token } from '../support/tokens.js';
 
-let controller: TestController;
-let table: RegistryTable;
+const registry = registryForFile();
 let client: RpcClient;
 let serviceId: string;
 
-beforeAll(async () => {
-  controller = await startController();
-  table = new RegistryTable();
-});
-
-afterAll(async () => {
-  await controller?.close();
-  await table?.end();
-});
-
 async function connect(): Promise<RpcClient> {
   serviceId = unique('rpc');
-  client = await RpcClient.connect(controller.wsUrl, {
-    token: await token({ sid: serviceId, host: controller.hostId }),
+  client = await RpcClient.connect(registry.controller.wsUrl, {
+    token: await token({ sid: serviceId, host: registry.controller.hostId }),
   });
   return client;
 }
 
 afterEach(async () => {
   await client?.close();
-  await controller.quiesce();
+  await registry.controller.quiesce();
 });
 
 const errorOf = (code: number, message: string) => ({ code, message });
@@ -66,7 +48,7 @@ describe('JSON-RPC framing on /ws/microservice', () => {
     ['a bad port', { serviceId: 'svc', port: 'x' }],
     ['jwt a number', { serviceId: 'svc', jwt: 5 }],
   ])('no token and bad params (%s): -32001 and close 1008, the token comes first', async (_name, params) => {
-    const anonymous = await RpcClient.connect(controller.wsUrl, {});
+    const anonymous = await RpcClient.connect(registry.controller.wsUrl, {});
     try {
       const response = await anonymous.call('service/register', params);
       expect(response.error).toEqual({ code: -32001, message: 'Unauthorized', data: { status: 401 } });
@@ -119,7 +101,7 @@ describe('JSON-RPC framing on /ws/microservice', () => {
     ['the fallback name itself', '{"jsonrpc":"2.0","id":1,"method":"rpc.unknown"}'],
     ['an unknown method with a jwt param', '{"jsonrpc":"2.0","id":1,"method":"nope","params":{"jwt":"x.y.z"}}'],
   ])('no token, %s: -32001 and close 1008, nothing read or stored (DESIGN 8)', async (_name, frame) => {
-    const anonymous = await RpcClient.connect(controller.wsUrl, {});
+    const anonymous = await RpcClient.connect(registry.controller.wsUrl, {});
     try {
       const { result: response, all } = await statementsDuring(async () => {
         anonymous.sendRaw(frame);
@@ -138,7 +120,7 @@ describe('JSON-RPC framing on /ws/microservice', () => {
   });
 
   it('no token, an unknown method as a notification: no answer, but still closed with 1008', async () => {
-    const anonymous = await RpcClient.connect(controller.wsUrl, {});
+    const anonymous = await RpcClient.connect(registry.controller.wsUrl, {});
     anonymous.notify('nope', {});
     expect(await anonymous.waitClosed()).toEqual({ code: 1008, reason: 'Unauthorized' });
     expect(anonymous.received).toEqual([]);
@@ -219,12 +201,12 @@ describe('JSON-RPC framing on /ws/microservice', () => {
     for (let i = 0; i < 80; i += 1) tags[`k${i}`] = 'v'.repeat(1000);
     client.sendRaw(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'service/register', params: { serviceId, tags } }));
     expect((await client.waitClosed()).code).toBe(1009);
-    await controller.quiesce();
-    expect(await table.byService(serviceId)).toEqual([]);
+    await registry.controller.quiesce();
+    expect(await registry.table.byService(serviceId)).toEqual([]);
   });
 
   it('another path is not upgraded: 404, answered rather than dropped', async () => {
-    const error = await RpcClient.connect(controller.wsUrl.replace('/ws/microservice', '/ws/other')).then(
+    const error = await RpcClient.connect(registry.controller.wsUrl.replace('/ws/microservice', '/ws/other')).then(
       () => undefined,
       (e: unknown) => e,
     );

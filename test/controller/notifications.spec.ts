@@ -1,14 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { unique } from '../support/api.js';
-import {
-  instanceIdOf,
-  RegistryTable,
-  RpcClient,
-  startController,
-  statementsDuring,
-  type RpcResponse,
-  type TestController,
-} from '../support/controller.js';
+import { instanceIdOf, registryForFile, RpcClient, type RpcResponse, statementsDuring } from '../support/controller.js';
 import { token } from '../support/tokens.js';
 
 /**
@@ -16,22 +8,11 @@ import { token } from '../support/tokens.js';
  * answered whatever it holds, and is logged; a verified socket stays open; a socket without a verified token
  * is closed 1008 by any frame (a request answered -32001 first, a notification not).
  */
-let controller: TestController;
-let table: RegistryTable;
-
-beforeAll(async () => {
-  controller = await startController();
-  table = new RegistryTable();
-});
-
-afterAll(async () => {
-  await controller?.close();
-  await table?.end();
-});
+const registry = registryForFile();
 
 async function runtime(serviceId: string): Promise<RpcClient> {
-  return RpcClient.connect(controller.wsUrl, {
-    token: await token({ sub: 'rt', sid: serviceId, host: controller.hostId }),
+  return RpcClient.connect(registry.controller.wsUrl, {
+    token: await token({ sub: 'rt', sid: serviceId, host: registry.controller.hostId }),
   });
 }
 
@@ -46,7 +27,7 @@ async function unanswered(client: RpcClient, serviceId: string, send: () => void
 }
 
 const notificationLines = (serviceId: string) =>
-  controller.logs.lines.filter(
+  registry.controller.logs.lines.filter(
     (line) =>
       line.tokenSid === serviceId && (line.msg === 'notification refused' || line.msg === 'notification ignored'),
   );
@@ -87,7 +68,7 @@ describe('notifications on a verified socket', () => {
       client.notify('discovery/unsubscribe', { subscriptionId: 'nope' });
       client.sendRaw(Buffer.from('{"jsonrpc":"2.0","method":"service/update_metadata","params":{"port":0}}'), true);
     });
-    expect((await table.byId(id))?.status).toBe('connected');
+    expect((await registry.table.byId(id))?.status).toBe('connected');
     await client.close();
   });
 
@@ -96,7 +77,7 @@ describe('notifications on a verified socket', () => {
     const client = await runtime(serviceId);
     const other = unique('notif-other');
     await unanswered(client, serviceId, () => client.notify('service/register', { serviceId: other }));
-    expect(await table.byService(other)).toEqual([]);
+    expect(await registry.table.byService(other)).toEqual([]);
     await client.close();
   });
 });
@@ -130,7 +111,7 @@ describe('any frame on a socket without a verified token closes it with 1008', (
     ['a binary notification', Buffer.from('{"jsonrpc":"2.0","method":"log"}'), true, undefined],
     ['an invalid notification', '{"jsonrpc":"1.0","method":"log"}', false, undefined],
   ])('%s', async (_name, frame, binary, answer) => {
-    const anonymous = await RpcClient.connect(controller.wsUrl, {});
+    const anonymous = await RpcClient.connect(registry.controller.wsUrl, {});
     const { all } = await statementsDuring(async () => {
       anonymous.sendRaw(frame, binary);
       return anonymous.waitClosed();

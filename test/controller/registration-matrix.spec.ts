@@ -1,14 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { JWTPayload } from 'jose';
 import { unique } from '../support/api.js';
 import {
   instanceIdOf,
-  RegistryTable,
+  registryForFile,
   RpcClient,
-  startController,
   statementsDuring,
   type UpgradeRefused,
-  type TestController,
 } from '../support/controller.js';
 import { rawToken, token, UNTRUSTED } from '../support/tokens.js';
 
@@ -16,8 +14,7 @@ const SID = 'Token sid does not match requested serviceId';
 const HOST = 'Token host does not match controller hostId';
 const ENV = 'Token env does not match requested envTag';
 
-let controller: TestController;
-let table: RegistryTable;
+const registry = registryForFile();
 const issued: string[] = [];
 
 async function signed(claims: JWTPayload, options?: Parameters<typeof token>[1]): Promise<string> {
@@ -25,16 +22,6 @@ async function signed(claims: JWTPayload, options?: Parameters<typeof token>[1])
   issued.push(jwt);
   return jwt;
 }
-
-beforeAll(async () => {
-  controller = await startController();
-  table = new RegistryTable();
-});
-
-afterAll(async () => {
-  await controller?.close();
-  await table?.end();
-});
 
 interface Attempt {
   /** Claims of the token, given the service id and the controller's host id. */
@@ -47,15 +34,15 @@ interface Attempt {
 
 /** Connects, sends one `service/register`, and waits until the socket closed (if it does) and the server settled. */
 async function register(attempt: Attempt, serviceId: string) {
-  const jwt = await signed(attempt.claims(serviceId, controller.hostId));
+  const jwt = await signed(attempt.claims(serviceId, registry.controller.hostId));
   const via = attempt.via ?? 'header';
-  const client = await RpcClient.connect(controller.wsUrl, via === 'header' ? { token: jwt } : {});
+  const client = await RpcClient.connect(registry.controller.wsUrl, via === 'header' ? { token: jwt } : {});
   const response = await client.call('service/register', {
     serviceId,
     address: '10.0.0.7',
     port: 8443,
     protocol: 'https',
-    ...(typeof attempt.params === 'function' ? attempt.params(controller.hostId) : attempt.params),
+    ...(typeof attempt.params === 'function' ? attempt.params(registry.controller.hostId) : attempt.params),
     ...(via === 'params' ? { jwt } : {}),
   });
   return { client, response };
@@ -63,22 +50,28 @@ async function register(attempt: Attempt, serviceId: string) {
 
 async function expectRejected(attempt: Attempt, code: number, message: string, status: number): Promise<void> {
   const serviceId = unique('svc');
-  const { result, all, registry } = await statementsDuring(async () => {
+  const {
+    result,
+    all,
+    registry: registrySql,
+  } = await statementsDuring(async () => {
     const { client, response } = await register(attempt, serviceId);
     const closed = await client.waitClosed();
-    await controller.quiesce();
+    await registry.controller.quiesce();
     return { response, closed };
   });
   expect(result.response).toEqual({ jsonrpc: '2.0', id: 1, error: { code, message, data: { status } } });
   expect(result.closed).toEqual({ code: 1008, reason: message });
   // Nothing reached the database: not the registry, not anything else.
-  expect(registry).toEqual([]);
+  expect(registrySql).toEqual([]);
   expect(all).toEqual([]);
-  expect(await table.byService(serviceId)).toEqual([]);
+  expect(await registry.table.byService(serviceId)).toEqual([]);
   if (code === -32003) {
     // Found by the service id on either side: some cases send a serviceId that is not a string.
-    const line = controller.logs.lines.find((l) => l.requestedServiceId === serviceId || l.tokenSid === serviceId);
-    expect(line).toMatchObject({ level: 40, endpoint: 'service/register', requestedHost: controller.hostId });
+    const line = registry.controller.logs.lines.find(
+      (l) => l.requestedServiceId === serviceId || l.tokenSid === serviceId,
+    );
+    expect(line).toMatchObject({ level: 40, endpoint: 'service/register', requestedHost: registry.controller.hostId });
     expect(String(line?.msg)).toContain(message);
     for (const field of ['tokenSid', 'tokenHost', 'envTag', 'tokenEnv']) expect(line).toHaveProperty(field);
   }
@@ -92,16 +85,16 @@ async function expectRegistered(attempt: Attempt, envTag: string | null): Promis
     id: 1,
     result: { runtimeInstanceId: expect.any(String), status: 'registered' },
   });
-  const rows = await table.byService(serviceId);
+  const rows = await registry.table.byService(serviceId);
   expect(rows).toHaveLength(1);
   expect(rows[0]).toMatchObject({
     runtime_instance_id: instanceIdOf(response),
-    host_id: controller.hostId,
+    host_id: registry.controller.hostId,
     env_tag: envTag,
     status: 'connected',
   });
   await client.close();
-  await controller.quiesce();
+  await registry.controller.quiesce();
 }
 
 const bound =
@@ -191,10 +184,10 @@ describe('service/register: the binding matrix (DESIGN 6.3)', () => {
       const jwt = await make();
       const serviceId = unique('svc');
       const { result, all } = await statementsDuring(async () => {
-        const client = await RpcClient.connect(controller.wsUrl);
+        const client = await RpcClient.connect(registry.controller.wsUrl);
         const response = await client.call('service/register', { serviceId, jwt });
         const closed = await client.waitClosed();
-        await controller.quiesce();
+        await registry.controller.quiesce();
         return { response, closed };
       });
       expect(result.response).toEqual({
@@ -204,34 +197,34 @@ describe('service/register: the binding matrix (DESIGN 6.3)', () => {
       });
       expect(result.closed).toEqual({ code: 1008, reason: 'Unauthorized' });
       expect(all).toEqual([]);
-      expect(await table.byService(serviceId)).toEqual([]);
+      expect(await registry.table.byService(serviceId)).toEqual([]);
     });
 
     it('a header and a different params.jwt: -32001', async () => {
       const serviceId = unique('svc');
-      const header = await signed({ sid: serviceId, host: controller.hostId });
-      const other = await signed({ sid: serviceId, host: controller.hostId, jti: 'another' });
+      const header = await signed({ sid: serviceId, host: registry.controller.hostId });
+      const other = await signed({ sid: serviceId, host: registry.controller.hostId, jti: 'another' });
       const { result, all } = await statementsDuring(async () => {
-        const client = await RpcClient.connect(controller.wsUrl, { token: header });
+        const client = await RpcClient.connect(registry.controller.wsUrl, { token: header });
         const response = await client.call('service/register', { serviceId, jwt: other });
         const closed = await client.waitClosed();
-        await controller.quiesce();
+        await registry.controller.quiesce();
         return { response, closed };
       });
       expect(result.response.error).toEqual({ code: -32001, message: 'Unauthorized', data: { status: 401 } });
       expect(result.closed).toEqual({ code: 1008, reason: 'Unauthorized' });
       expect(all).toEqual([]);
-      expect(await table.byService(serviceId)).toEqual([]);
+      expect(await registry.table.byService(serviceId)).toEqual([]);
     });
 
     it('a header and the same token in params.jwt: registered', async () => {
       const serviceId = unique('svc');
-      const jwt = await signed({ sid: serviceId, host: controller.hostId });
-      const client = await RpcClient.connect(controller.wsUrl, { token: jwt });
+      const jwt = await signed({ sid: serviceId, host: registry.controller.hostId });
+      const client = await RpcClient.connect(registry.controller.wsUrl, { token: jwt });
       const response = await client.call('service/register', { serviceId, jwt });
       expect(response.result).toEqual({ runtimeInstanceId: expect.any(String), status: 'registered' });
       await client.close();
-      await controller.quiesce();
+      await registry.controller.quiesce();
     });
   });
 
@@ -239,9 +232,9 @@ describe('service/register: the binding matrix (DESIGN 6.3)', () => {
     it.each(['discovery/lookup', 'discovery/subscribe', 'service/deregister', 'discovery/unsubscribe'])(
       '%s with a valid params.jwt on a socket without a verified token: -32001, closed 1008, no SQL',
       async (method) => {
-        const jwt = await signed({ sub: 'runtime', sid: 'looker', host: controller.hostId });
+        const jwt = await signed({ sub: 'runtime', sid: 'looker', host: registry.controller.hostId });
         const { result, all } = await statementsDuring(async () => {
-          const client = await RpcClient.connect(controller.wsUrl);
+          const client = await RpcClient.connect(registry.controller.wsUrl);
           const response = await client.call(method, {
             serviceId: 'looker',
             runtimeInstanceId: 'x',
@@ -258,28 +251,32 @@ describe('service/register: the binding matrix (DESIGN 6.3)', () => {
 
     it('after a registration with params.jwt, later calls act with that token and may omit it', async () => {
       const serviceId = unique('svc');
-      const jwt = await signed({ sub: 'runtime', sid: serviceId, host: controller.hostId });
-      const client = await RpcClient.connect(controller.wsUrl);
+      const jwt = await signed({ sub: 'runtime', sid: serviceId, host: registry.controller.hostId });
+      const client = await RpcClient.connect(registry.controller.wsUrl);
       expect((await client.call('service/register', { serviceId, jwt })).result).toMatchObject({
         status: 'registered',
       });
       expect((await client.call('discovery/lookup', { serviceId })).result).toMatchObject({ serviceId });
       await client.close();
-      await controller.quiesce();
+      await registry.controller.quiesce();
     });
   });
 
   // Bad tokens in the upgrade header: the one BAD_TOKENS table, in test/controller/bad-tokens.spec.ts.
   describe('the upgrade Authorization header', () => {
     it('another scheme than Bearer is answered like no header (RFC 6750 3.1): the token must come in params', async () => {
-      const client = await RpcClient.connect(controller.wsUrl, { headers: { authorization: 'Basic dXNlcjpwYXNz' } });
+      const client = await RpcClient.connect(registry.controller.wsUrl, {
+        headers: { authorization: 'Basic dXNlcjpwYXNz' },
+      });
       const answer = await client.call('service/register', { serviceId: 'svc-basic' });
       expect(answer.error).toMatchObject({ code: -32001, data: { status: 401 } });
       expect(await client.waitClosed()).toEqual({ code: 1008, reason: 'Unauthorized' });
     });
 
     it('a malformed Bearer value is refused with 401 invalid_token', async () => {
-      const error = await RpcClient.connect(controller.wsUrl, { headers: { authorization: 'Bearer a b' } }).then(
+      const error = await RpcClient.connect(registry.controller.wsUrl, {
+        headers: { authorization: 'Bearer a b' },
+      }).then(
         () => undefined,
         (e: unknown) => e,
       );
@@ -292,7 +289,7 @@ describe('service/register: the binding matrix (DESIGN 6.3)', () => {
 
   it('no log line ever contains a token', () => {
     expect(issued.length).toBeGreaterThan(10);
-    const text = controller.logs.raw.join('\n');
+    const text = registry.controller.logs.raw.join('\n');
     for (const jwt of issued) expect(text).not.toContain(jwt);
   });
 });

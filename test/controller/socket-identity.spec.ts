@@ -1,12 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { unique } from '../support/api.js';
-import {
-  RegistryTable,
-  RpcClient,
-  startController,
-  statementsDuring,
-  type TestController,
-} from '../support/controller.js';
+import { registryForFile, RpcClient, statementsDuring } from '../support/controller.js';
 import { token } from '../support/tokens.js';
 
 /**
@@ -14,19 +8,8 @@ import { token } from '../support/tokens.js';
  * `params.jwt`. On a socket without a header token, a later registration with another token (another sid,
  * or the same sid in another env) must not take the socket over: -32001, closed 1008, no SQL, nothing stored.
  */
-let controller: TestController;
-let table: RegistryTable;
 const hostId = unique('identity-host');
-
-beforeAll(async () => {
-  controller = await startController({ CONTROLLER_HOST_ID: hostId });
-  table = new RegistryTable();
-});
-
-afterAll(async () => {
-  await controller?.close();
-  await table?.end();
-});
+const registry = registryForFile({ CONTROLLER_HOST_ID: hostId });
 
 const UNAUTHORIZED = { code: -32001, message: 'Unauthorized', data: { status: 401 } };
 
@@ -46,7 +29,7 @@ describe('a socket without a header token keeps the token of its first registrat
   it.each(cases)('a second registration with %s is -32001 and closes the socket', async (_, second, params) => {
     const serviceId = unique('identity');
     const first = await token({ sub: 'rt', sid: serviceId, host: hostId, env: 'dev' });
-    const client = await RpcClient.connect(controller.wsUrl);
+    const client = await RpcClient.connect(registry.controller.wsUrl);
     const registered = await client.call('service/register', register(serviceId, first, { envTag: 'dev' }));
     expect(registered.result?.status).toBe('registered');
 
@@ -60,7 +43,7 @@ describe('a socket without a header token keeps the token of its first registrat
     expect(result.closed).toEqual({ code: 1008, reason: 'Unauthorized' });
     // The refused call sent nothing; only the close marks the first registration disconnected.
     expect(all.filter((sql) => !sql.includes('disconnected'))).toEqual([]);
-    const rows = await table.byService(otherSid);
+    const rows = await registry.table.byService(otherSid);
     expect(rows.filter((row) => row.port === 9443)).toEqual([]);
   });
 
@@ -71,7 +54,7 @@ describe('a socket without a header token keeps the token of its first registrat
       token({ sub: 'rt', sid: serviceId, host: hostId }),
       token({ sub: 'rt', sid: otherSid, host: hostId }),
     ]);
-    const client = await RpcClient.connect(controller.wsUrl);
+    const client = await RpcClient.connect(registry.controller.wsUrl);
     client.sendRaw(
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'service/register', params: register(serviceId, first) }),
     );
@@ -81,17 +64,17 @@ describe('a socket without a header token keeps the token of its first registrat
     const refused = await client.response((r) => r.id === 2, 'the second answer');
     expect(refused.error).toEqual(UNAUTHORIZED);
     await client.waitClosed();
-    expect(await table.byService(otherSid)).toEqual([]);
+    expect(await registry.table.byService(otherSid)).toEqual([]);
   });
 
   it('registrations repeating the same params.jwt act with that token; one without it is refused', async () => {
     const serviceId = unique('identity-same');
     const jwt = await token({ sub: 'rt', sid: serviceId, host: hostId });
-    const client = await RpcClient.connect(controller.wsUrl);
+    const client = await RpcClient.connect(registry.controller.wsUrl);
     expect((await client.call('service/register', register(serviceId, jwt))).result?.status).toBe('registered');
     const again = await client.call('service/register', register(serviceId, jwt, { port: 8444 }));
     expect(again.result?.status).toBe('registered');
-    expect((await table.byService(serviceId)).map((row) => row.port).sort()).toEqual([8443, 8444]);
+    expect((await registry.table.byService(serviceId)).map((row) => row.port).sort()).toEqual([8443, 8444]);
     const { jwt: _omitted, ...withoutJwt } = register(serviceId, jwt, { port: 8445 });
     expect((await client.call('service/register', withoutJwt)).error).toEqual(UNAUTHORIZED);
     await client.waitClosed();

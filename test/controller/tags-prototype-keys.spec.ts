@@ -1,14 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { unique } from '../support/api.js';
 import {
   changesOf,
   instanceIdOf,
-  RegistryTable,
+  registryForFile,
   RpcClient,
-  startController,
-  waitFor,
   type RpcResponse,
-  type TestController,
+  waitFor,
 } from '../support/controller.js';
 import { callers, token } from '../support/tokens.js';
 import { JsonRpcParams } from '../../apps/controller/jsonrpc/jsonrpc-validation.pipe.js';
@@ -21,18 +19,7 @@ import { UpdateMetadataParams } from '../../apps/controller/registry/dto/update-
  * and still checked in full by its rule (docs/decisions.md). Maps are built with JSON.parse: in an object
  * literal `__proto__` would set the prototype instead of a key.
  */
-let controller: TestController;
-let table: RegistryTable;
-
-beforeAll(async () => {
-  controller = await startController();
-  table = new RegistryTable();
-});
-
-afterAll(async () => {
-  await controller?.close();
-  await table?.end();
-});
+const registry = registryForFile();
 
 const tagsOf = (json: string): Record<string, unknown> => JSON.parse(json) as Record<string, unknown>;
 /** Own entries in a stable order (jsonb stores keys in its own order). */
@@ -43,8 +30,8 @@ const REGISTERED = '{"__proto__":"p","constructor":"c","prototype":"t","zone":"a
 const UPDATED = '{"__proto__":"p2","constructor":"c2","prototype":"t2","zone":"b"}';
 
 async function runtime(serviceId: string): Promise<RpcClient> {
-  return RpcClient.connect(controller.wsUrl, {
-    token: await token({ sub: 'rt', sid: serviceId, host: controller.hostId }),
+  return RpcClient.connect(registry.controller.wsUrl, {
+    token: await token({ sub: 'rt', sid: serviceId, host: registry.controller.hostId }),
   });
 }
 
@@ -55,9 +42,12 @@ function fieldsOf(response: RpcResponse): string[] {
 }
 
 async function listedTags(serviceId: string): Promise<unknown[]> {
-  const answer = await fetch(`${controller.httpUrl}/instances?hostId=${controller.hostId}&serviceId=${serviceId}`, {
-    headers: { authorization: `Bearer ${await callers.admin()}` },
-  });
+  const answer = await fetch(
+    `${registry.controller.httpUrl}/instances?hostId=${registry.controller.hostId}&serviceId=${serviceId}`,
+    {
+      headers: { authorization: `Bearer ${await callers.admin()}` },
+    },
+  );
   expect(answer.status).toBe(200);
   const page = (await answer.json()) as { instances: { tags: unknown }[] };
   return page.instances.map((instance) => entries(instance.tags));
@@ -80,7 +70,7 @@ describe('tags with keys named __proto__, constructor, prototype', () => {
     const id = instanceIdOf(registered);
     const expected = entries(tagsOf(REGISTERED));
     expect(expected).toHaveLength(4);
-    expect(entries((await table.byId(id))?.tags)).toEqual(expected);
+    expect(entries((await registry.table.byId(id))?.tags)).toEqual(expected);
     const lookup = await client.call('discovery/lookup', { serviceId });
     expect((lookup.result?.nodes as { tags: unknown }[]).map((node) => entries(node.tags))).toEqual([expected]);
     await waitFor(() => changesOf(watcher, subscriptionId).length === 1, 'discovery/changed for the registration');
@@ -91,7 +81,7 @@ describe('tags with keys named __proto__, constructor, prototype', () => {
     const updated = await client.call('service/update_metadata', { tags: tagsOf(UPDATED) });
     expect(updated.result).toEqual({ runtimeInstanceIds: [id], status: 'updated' });
     const expectedNow = entries(tagsOf(UPDATED));
-    expect(entries((await table.byId(id))?.tags)).toEqual(expectedNow);
+    expect(entries((await registry.table.byId(id))?.tags)).toEqual(expectedNow);
     const relooked = await client.call('discovery/lookup', { serviceId });
     expect((relooked.result?.nodes as { tags: unknown }[]).map((node) => entries(node.tags))).toEqual([expectedNow]);
     await waitFor(() => changesOf(watcher, subscriptionId).length === 2, 'discovery/changed for the update');
@@ -99,7 +89,7 @@ describe('tags with keys named __proto__, constructor, prototype', () => {
     expect(rechanged.map((node) => entries(node.tags))).toEqual([expectedNow]);
     expect(await listedTags(serviceId)).toEqual([expectedNow]);
     await Promise.all([client.close(), watcher.close()]);
-    await controller.quiesce();
+    await registry.controller.quiesce();
   });
 
   it('such a key still obeys the tags rule: a value that is not a string is -32602 naming tags, nothing stored', async () => {
@@ -112,14 +102,14 @@ describe('tags with keys named __proto__, constructor, prototype', () => {
       const both = await client.call('service/register', { serviceId, port: 'x', tags: tagsOf(bad) });
       expect(fieldsOf(both)).toEqual(['port', 'tags']);
     }
-    expect(await table.byService(serviceId)).toEqual([]);
+    expect(await registry.table.byService(serviceId)).toEqual([]);
 
     const id = instanceIdOf(await client.call('service/register', { serviceId, tags: { zone: 'a' } }));
     const update = await client.call('service/update_metadata', { tags: tagsOf('{"constructor":5}') });
     expect(fieldsOf(update)).toEqual(['tags']);
-    expect((await table.byId(id))?.tags).toEqual({ zone: 'a' });
+    expect((await registry.table.byId(id))?.tags).toEqual({ zone: 'a' });
     await client.close();
-    await controller.quiesce();
+    await registry.controller.quiesce();
   });
 
   it('those keys count towards the 100 entries: 101 with them is -32602, 100 is stored whole', async () => {
@@ -131,13 +121,13 @@ describe('tags with keys named __proto__, constructor, prototype', () => {
       return tags;
     };
     expect(fieldsOf(await client.call('service/register', { serviceId, tags: map(98) }))).toEqual(['tags']);
-    expect(await table.byService(serviceId)).toEqual([]);
+    expect(await registry.table.byService(serviceId)).toEqual([]);
     const id = instanceIdOf(await client.call('service/register', { serviceId, tags: map(97) }));
-    expect(entries((await table.byId(id))?.tags)).toEqual(entries(map(97)));
+    expect(entries((await registry.table.byId(id))?.tags)).toEqual(entries(map(97)));
     expect(fieldsOf(await client.call('service/update_metadata', { tags: map(98) }))).toEqual(['tags']);
-    expect(entries((await table.byId(id))?.tags)).toEqual(entries(map(97)));
+    expect(entries((await registry.table.byId(id))?.tags)).toEqual(entries(map(97)));
     await client.close();
-    await controller.quiesce();
+    await registry.controller.quiesce();
   });
 });
 

@@ -1,13 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { unique } from '../support/api.js';
-import {
-  instanceIdOf,
-  RegistryTable,
-  RpcClient,
-  startController,
-  type InstanceRow,
-  type TestController,
-} from '../support/controller.js';
+import { instanceIdOf, type InstanceRow, registryForFile, RpcClient } from '../support/controller.js';
 import { token } from '../support/tokens.js';
 
 /**
@@ -15,22 +8,11 @@ import { token } from '../support/tokens.js';
  * invalid or refused notification changes nothing and is logged (never answered); only the socket's own
  * registrations change; `registry:register` is needed; a request gets the usual answers.
  */
-let controller: TestController;
-let table: RegistryTable;
-
-beforeAll(async () => {
-  controller = await startController();
-  table = new RegistryTable();
-});
-
-afterAll(async () => {
-  await controller?.close();
-  await table?.end();
-});
+const registry = registryForFile();
 
 async function runtime(serviceId: string, claims: Record<string, unknown> = {}): Promise<RpcClient> {
-  const jwt = await token({ sub: 'rt', sid: serviceId, host: controller.hostId, ...claims });
-  return RpcClient.connect(controller.wsUrl, { token: jwt });
+  const jwt = await token({ sub: 'rt', sid: serviceId, host: registry.controller.hostId, ...claims });
+  return RpcClient.connect(registry.controller.wsUrl, { token: jwt });
 }
 
 async function register(client: RpcClient, serviceId: string, port: number): Promise<string> {
@@ -51,7 +33,7 @@ const visible = (row: InstanceRow | undefined) => {
 };
 
 const refusals = (serviceId: string) =>
-  controller.logs.lines.filter((l) => l.msg === 'notification refused' && l.tokenSid === serviceId);
+  registry.controller.logs.lines.filter((l) => l.msg === 'notification refused' && l.tokenSid === serviceId);
 
 describe('service/update_metadata: invalid fields change nothing', () => {
   it.each<[string, Record<string, unknown>, string[]]>([
@@ -69,10 +51,10 @@ describe('service/update_metadata: invalid fields change nothing', () => {
     const serviceId = unique('meta-bad');
     const client = await runtime(serviceId);
     const id = await register(client, serviceId, 8443);
-    const before = visible(await table.byId(id));
+    const before = visible(await registry.table.byId(id));
     client.notify('service/update_metadata', params);
     await settled(client, serviceId);
-    expect(visible(await table.byId(id))).toEqual(before);
+    expect(visible(await registry.table.byId(id))).toEqual(before);
     const [line] = refusals(serviceId);
     expect(line).toMatchObject({ method: 'service/update_metadata', code: -32602 });
     expect([...new Set((line?.errors as { field: string }[]).map((e) => e.field))]).toEqual(fields);
@@ -80,7 +62,7 @@ describe('service/update_metadata: invalid fields change nothing', () => {
     // The same params as a request: answered -32602, as `service/register` answers them.
     const answer = await client.call('service/update_metadata', params);
     expect(answer.error).toMatchObject({ code: -32602, message: 'Invalid params', data: { status: 400 } });
-    expect(visible(await table.byId(id))).toEqual(before);
+    expect(visible(await registry.table.byId(id))).toEqual(before);
     await client.close();
   });
 });
@@ -92,17 +74,23 @@ describe('service/update_metadata: whose registrations', () => {
     const [first, second] = [await register(client, serviceId, 1), await register(client, serviceId, 2)];
     client.notify('service/update_metadata', { runtimeInstanceId: second, version: '2.0.0' });
     await settled(client, serviceId);
-    expect([(await table.byId(first))?.version, (await table.byId(second))?.version]).toEqual(['1.0.0', '2.0.0']);
+    expect([(await registry.table.byId(first))?.version, (await registry.table.byId(second))?.version]).toEqual([
+      '1.0.0',
+      '2.0.0',
+    ]);
     client.notify('service/update_metadata', { tags: { zone: 'c' } });
     await settled(client, serviceId);
-    expect([(await table.byId(first))?.tags, (await table.byId(second))?.tags]).toEqual([{ zone: 'c' }, { zone: 'c' }]);
+    expect([(await registry.table.byId(first))?.tags, (await registry.table.byId(second))?.tags]).toEqual([
+      { zone: 'c' },
+      { zone: 'c' },
+    ]);
 
     const other = await runtime(serviceId);
-    const before = visible(await table.byId(first));
+    const before = visible(await registry.table.byId(first));
     other.notify('service/update_metadata', { runtimeInstanceId: first, version: '6.6.6' });
     other.notify('service/update_metadata', { version: '6.6.6' });
     await settled(other, serviceId);
-    expect(visible(await table.byId(first))).toEqual(before);
+    expect(visible(await registry.table.byId(first))).toEqual(before);
     expect(refusals(serviceId).map((l) => l.reason)).toEqual([
       'runtimeInstanceId was not registered on this connection',
       'Invalid params',
@@ -120,14 +108,14 @@ describe('service/update_metadata: whose registrations', () => {
     const serviceId = unique('meta-cap');
     const owner = await runtime(serviceId);
     const id = await register(owner, serviceId, 8443);
-    const before = visible(await table.byId(id));
+    const before = visible(await registry.table.byId(id));
     const reader = await runtime(serviceId, { scope: 'tags:read' });
     reader.notify('service/update_metadata', { runtimeInstanceId: id, version: '6.6.6', port: 6666 });
     reader.notify('service/update_metadata', { version: '6.6.6' });
     // The probe is served after the reader's notifications (DESIGN 8 ordering).
     const probe = await reader.call('discovery/unsubscribe', { subscriptionId: 'x' });
     expect(probe.error?.code).toBe(-32003);
-    expect(visible(await table.byId(id))).toEqual(before);
+    expect(visible(await registry.table.byId(id))).toEqual(before);
     expect(refusals(serviceId)).toEqual([
       expect.objectContaining({ code: -32003, reason: 'The token lacks the capability registry:register' }),
       expect.objectContaining({ code: -32003, reason: 'The token lacks the capability registry:register' }),
@@ -150,16 +138,16 @@ describe('service/update_metadata: the port is part of the identity', () => {
     const moving = await register(mover, serviceId, 11);
     mover.notify('service/update_metadata', { port: 10, version: '2.0.0' });
     await settled(mover, serviceId);
-    expect(await table.byId(moving)).toMatchObject({ port: 11, version: '1.0.0' });
+    expect(await registry.table.byId(moving)).toMatchObject({ port: 11, version: '1.0.0' });
     expect(refusals(serviceId)).toEqual([expect.objectContaining({ code: -32602, errors: [expect.anything()] })]);
 
     // The holder leaves: its row (disconnected, an earlier run's) gives the identity up to the live one.
     await holder.close();
-    await controller.quiesce();
+    await registry.controller.quiesce();
     mover.notify('service/update_metadata', { port: 10, version: '2.0.0' });
     await settled(mover, serviceId);
-    expect(await table.byId(moving)).toMatchObject({ port: 10, version: '2.0.0', status: 'connected' });
-    expect(await table.byId(taken)).toBeUndefined();
+    expect(await registry.table.byId(moving)).toMatchObject({ port: 10, version: '2.0.0', status: 'connected' });
+    expect(await registry.table.byId(taken)).toBeUndefined();
     const lookup = await mover.call('discovery/lookup', { serviceId });
     expect(lookup.result?.nodes).toMatchObject([{ runtimeInstanceId: moving, port: 10 }]);
     await mover.close();
@@ -176,7 +164,7 @@ describe('notifications act in the order they were sent', () => {
     const lookup = await client.call('discovery/lookup', { serviceId });
     expect(lookup.result?.nodes).toMatchObject([{ version: '1.0.5' }]);
     const registered = await client.response((r) => r.id === 'r');
-    expect((await table.byId(instanceIdOf(registered)))?.version).toBe('1.0.5');
+    expect((await registry.table.byId(instanceIdOf(registered)))?.version).toBe('1.0.5');
     await client.close();
   });
 });

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
 import { migrate, queryObserver } from '#database';
@@ -74,6 +75,38 @@ export async function startController(env: Record<string, string> = {}): Promise
       await app.get(PendingWrites).settled();
     },
     close: () => app.close(),
+  };
+}
+
+/** A spec file's controller (started before its tests, closed after them) and its view of the registry table. */
+export interface RegistryFixture {
+  readonly controller: TestController;
+  readonly table: RegistryTable;
+}
+
+/** Starts the file's controller with `env` in `beforeAll` and closes it and the table in `afterAll`. */
+export function registryForFile(env: Record<string, string> = {}): RegistryFixture {
+  let controller: TestController | undefined;
+  let table: RegistryTable | undefined;
+  beforeAll(async () => {
+    controller = await startController(env);
+    table = new RegistryTable();
+  });
+  afterAll(async () => {
+    await controller?.close();
+    await table?.end();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the controller is started in beforeAll');
+    return value;
+  };
+  return {
+    get controller() {
+      return started(controller);
+    },
+    get table() {
+      return started(table);
+    },
   };
 }
 
