@@ -96,7 +96,7 @@ describe('the console’s capability rule', () => {
   it('offers a tag write exactly when the api accepts it, for every combination of scopes and hosts', () => {
     const differ: unknown[] = [];
     for (const scopes of subsets(SCOPES)) {
-      for (const host of [undefined, 'h1']) {
+      for (const host of [undefined, 'h1', ' ']) {
         const who = claimsOf({ scope: scopes.join(' '), ...(host === undefined ? {} : { host }) });
         const api = [null, 'h1', 'h2'].map((hostId) => serverWrites(scopes, host, hostId));
         const page = [null, 'h1', 'h2'].map((hostId) => mayWriteTag(who, hostId));

@@ -63,6 +63,9 @@ function stringClaim(claims: Readonly<Record<string, unknown>>, name: string): s
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
 }
 
+/** The host of a token whose `host` claim names none (the api's `UNUSABLE_HOST`): no stored host is empty. */
+const NO_HOST = '';
+
 /** Subject, host and scopes (`scp` as array or string, `scope` as string), as the api's `principalOf`. */
 export function claimsOf(claims: Readonly<Record<string, unknown>>): TokenClaims {
   const scopes = new Set<string>();
@@ -75,7 +78,8 @@ export function claimsOf(claims: Readonly<Record<string, unknown>>): TokenClaims
   const subject = stringClaim(claims, 'sub') ?? stringClaim(claims, 'client_id') ?? stringClaim(claims, 'cid');
   return {
     subject: subject === null ? null : subject.replace(CONTROL, '\ufffd').slice(0, 255),
-    host: stringClaim(claims, 'host')?.replace(CONTROL, '\ufffd') ?? null,
+    // Only a token without a `host` claim is hostless; one naming no host is bound to none, as in `principalOf`.
+    host: claims.host === undefined ? null : (stringClaim(claims, 'host')?.replace(CONTROL, '\ufffd') ?? NO_HOST),
     scopes,
     capabilities: capabilitiesOf(scopes),
   };
@@ -91,6 +95,6 @@ export function mayWriteTag(who: TokenClaims, hostId: string | null): boolean {
   return hostId === who.host || (who.host === null && who.capabilities.has('tags:admin'));
 }
 
-/** Whether `who` may create any tag at all: of its own host, or (tags:admin) global ones. */
+/** Whether `who` may create any tag at all: of its own host (one it names), or (tags:admin) global ones. */
 export const mayCreateTags = (who: TokenClaims): boolean =>
-  mayWriteTag(who, null) || (who.host !== null && mayWriteTag(who, who.host));
+  mayWriteTag(who, null) || (who.host !== null && who.host !== NO_HOST && mayWriteTag(who, who.host));
