@@ -64,7 +64,7 @@ function stringClaim(claims: Readonly<Record<string, unknown>>, name: string): s
 }
 
 /** The host of a token whose `host` claim names none (the api's `UNUSABLE_HOST`): no stored host is empty. */
-const NO_HOST = '';
+export const NO_HOST = '';
 
 /** Subject, host and scopes (`scp` as array or string, `scope` as string), as the api's `principalOf`. */
 export function claimsOf(claims: Readonly<Record<string, unknown>>): TokenClaims {

@@ -2,7 +2,7 @@ import { append, errorBox, field, h, replace } from './dom.js';
 import { configView } from './config-view.js';
 import { eventsView } from './events-view.js';
 import { instancesView } from './instances-view.js';
-import type { Capability } from './capabilities.js';
+import { NO_HOST, type Capability } from './capabilities.js';
 import { forgetToken, identityOf, may, storedToken, storeToken, type Identity } from './session.js';
 import { tagsView } from './tags-view.js';
 import type { ConnectionState, View } from './view.js';
@@ -53,7 +53,13 @@ function takeTokenFromFragment(): void {
 /** The label an operator recognises an identity by: its subject, the host it acts for, and its scopes. */
 function describe(identity: Identity): string {
   const scopes = [...identity.scopes].join(' ') || 'no scopes';
-  return `${identity.subject}${identity.host === null ? '' : `, acting for host ${identity.host}`} (${scopes})`;
+  const host =
+    identity.host === null
+      ? ''
+      : identity.host === NO_HOST
+        ? ', acting for no host (its host claim names none)'
+        : `, acting for host ${identity.host}`;
+  return `${identity.subject}${host} (${scopes})`;
 }
 
 /** Asks before a link's token replaces the active session, naming both subjects; keeping is the default. */
