@@ -108,8 +108,12 @@ function useFormBodiesOn(instance: FastifyInstance, routes: readonly string[]): 
       if (refused !== undefined) return done(refused, undefined);
       // A Map, not an object: a field named `__proto__` or `constructor` must find nothing (it was a 500).
       const fields = new Map<string, string[]>();
-      for (const [name, value] of new URLSearchParams(body as string))
-        fields.set(name, [...(fields.get(name) ?? []), value]);
+      for (const [name, value] of new URLSearchParams(body as string)) {
+        // Appended in place: copying the list per value made a 16 KiB form of one repeated name cost 46 ms.
+        const values = fields.get(name);
+        if (values === undefined) fields.set(name, [value]);
+        else values.push(value);
+      }
       done(null, Object.fromEntries(fields));
     },
   );
