@@ -47,34 +47,27 @@ export function opaqueJsonFields(dto: object): readonly string[] {
   return (Reflect.getMetadata(OPAQUE_FIELDS, dto) as string[] | undefined) ?? [];
 }
 
-/**
- * Whether `value` holds a key Nest's pipe would delete, at any depth. A loop rather than recursion: nesting
- * is only bounded by the frame's size.
- */
+/** Whether `value` holds a key Nest's pipe would delete, at any depth. */
 export function holdsPrototypeKey(value: unknown): boolean {
-  const pending = [value];
-  while (pending.length > 0) {
-    const current = pending.pop();
-    if (typeof current !== 'object' || current === null) continue;
-    for (const key of Object.keys(current)) {
-      if (PROTOTYPE_KEYS.has(key)) return true;
-      pending.push((current as Record<string, unknown>)[key]);
-    }
-  }
-  return false;
+  return prototypeKeyPath(value) !== undefined;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The dotted path of the first prototype key in `value`, at any depth; undefined if none. */
-function prototypeKeyPath(value: unknown, path = ''): string | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  for (const [key, inner] of Object.entries(value)) {
-    const at = path === '' ? key : `${path}.${key}`;
-    if (PROTOTYPE_KEYS.has(key)) return at;
-    const below = prototypeKeyPath(inner, at);
-    if (below !== undefined) return below;
+/**
+ * The dotted path of a prototype key in `value`, at any depth; undefined if none. A loop rather than recursion:
+ * nesting is bounded only by the body's or frame's size.
+ */
+function prototypeKeyPath(value: unknown): string | undefined {
+  const pending: { readonly value: unknown; readonly path: string }[] = [{ value, path: '' }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (typeof next.value !== 'object' || next.value === null) continue;
+    for (const [key, inner] of Object.entries(next.value)) {
+      const at = next.path === '' ? key : `${next.path}.${key}`;
+      if (PROTOTYPE_KEYS.has(key)) return at;
+      pending.push({ value: inner, path: at });
+    }
   }
   return undefined;
 }
