@@ -5,7 +5,7 @@
 // the event and the NOTIFY), alternating in one process on one database. Measured below HTTP, so the
 // history's share is not diluted by routing, token checks and serialisation.
 import { join } from 'node:path';
-import { alternate, benchDatabase, DIST, log, median, row, runBenchmark, SMOKE } from './lib.js';
+import { alternate, benchDatabase, DIST, log, median, row, runBenchmark, settleStatistics, SMOKE } from './lib.js';
 
 const ROUNDS = SMOKE ? 1 : 3;
 const SECONDS = SMOKE ? 2 : 8;
@@ -106,6 +106,8 @@ await runBenchmark(
     await measure(sealed);
     await measure(withHistory);
     await measure(withoutHistory);
+    await measure(bare);
+    await settleStatistics(db.url);
     const [on, off, least, sealedOn] = await alternate(
       ROUNDS,
       () => measure(withHistory),

@@ -15,6 +15,7 @@ import {
   PROFILE,
   row,
   runBenchmark,
+  settleStatistics,
   SMOKE,
   startBenchServer,
   startProduct,
@@ -193,6 +194,7 @@ await runBenchmark('config', 'GET /config-server/configs (four layers) vs raw Fa
   const [sealedWrite, plainWrite] = [writeOf(sealedApi.url, 'sealed-host'), writeOf(plainApi.url, 'plain-host')];
   await load({ ...sealedWrite, connections: WRITE_CONNECTIONS, duration: WARM_UP_SECONDS });
   await load({ ...plainWrite, connections: WRITE_CONNECTIONS, duration: WARM_UP_SECONDS });
+  await settleStatistics(db.url);
   const [sealedWrites, plainWrites] = await alternate(
     ROUNDS,
     write(sealedWrite, sealedApi),

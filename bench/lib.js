@@ -272,6 +272,22 @@ export async function benchDatabase(name) {
   return { url: url.toString(), adminUrl, database, kind };
 }
 
+/**
+ * VACUUM ANALYZE of the whole database, between a write benchmark's warm-up and its measured rounds: what
+ * autovacuum does within a minute of steady writes. Without it a round can run on statistics taken while a
+ * table was empty, and every session's cached plans (foreign-key checks too) scan tables that have since
+ * grown: the sealed write read 14,500 data-key rows a write that way (docs/performance.md).
+ */
+export async function settleStatistics(url) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('vacuum analyze');
+  } finally {
+    await client.end();
+  }
+}
+
 /** Transactions and tuples PostgreSQL counted for one database (read from another one's session). */
 export async function databaseActivity(adminUrl, database) {
   const client = new pg.Client({ connectionString: adminUrl });
