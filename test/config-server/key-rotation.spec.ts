@@ -205,12 +205,21 @@ describe('keys:encrypt-existing', () => {
       `select count(*)::int as n from config_property where property_value is not null`,
     );
     expect(plain?.n).toBe(2);
+    // A routine ANALYZE while the deployment had no data key yet: the command must leave statistics that count them.
+    await sql(database, 'analyze config_data_key');
 
     // The operator's command, twice: idempotent.
     expect(await keysCommand(database, 'encrypt-existing', ring)).toContain(
       'keys:encrypt-existing: encrypted writes on; sealed 1 layer and 3 versions; 0 plaintext rows left',
     );
     expect(await keysCommand(database, 'encrypt-existing', ring)).toContain('sealed 0 layers and 0 versions');
+    const [keys] = await sql<{ counted: number; stored: number }>(
+      database,
+      `select reltuples::int as counted, (select count(*)::int from config_data_key) as stored
+         from pg_class where relname = 'config_data_key'`,
+    );
+    expect(keys?.stored).toBeGreaterThan(1);
+    expect(keys?.counted).toBe(keys?.stored);
 
     const rows = await sql<{ row: string }>(
       database,

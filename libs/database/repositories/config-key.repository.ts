@@ -93,6 +93,17 @@ export class ConfigKeyRepository extends BaseRepository {
     return rows[0]?.encrypted_writes ?? true;
   }
 
+  /**
+   * Fresh statistics for the tables a conversion filled. A session plans its foreign-key checks once and keeps
+   * the plan: planned on statistics of a near-empty `config_data_key`, each sealed write's check would scan
+   * every key until autovacuum analysed it again (docs/performance.md). Without ownership PostgreSQL only warns.
+   */
+  async analyzeSealedTables(): Promise<void> {
+    await this.manager.query(
+      'analyze config_data_key, config_layer, config_property, config_file, config_file_content, config_layer_version',
+    );
+  }
+
   /** Turns encrypted writes on, once every writer that read the switch off has committed; idempotent. */
   async enableEncryptedWrites(): Promise<void> {
     await this.manager.query('select pg_advisory_xact_lock($1)', [SWITCH_LOCK]);

@@ -44,7 +44,10 @@ export async function encryptExisting(
   let versions = 0;
   for (;;) {
     const layers = await sealer.store.layersWithPlaintext(LAYERS_PER_ROUND);
-    if (layers.length === 0) return { layers: done.size, versions };
+    if (layers.length === 0) {
+      if (done.size > 0) await dataKeys.analyzeSealedTables();
+      return { layers: done.size, versions };
+    }
     for (const layer of layers) {
       // Each layer leaves no plaintext behind: seeing it again would loop for ever.
       if (done.has(layer.layerId)) throw new Error(`layer ${layer.layerId} still has plaintext after sealing`);
