@@ -75,17 +75,16 @@ afterAll(async () => {
 });
 
 describe('a cursor page on a nullable first sort key reads index ranges (DESIGN 4.2)', () => {
-  /** The page statement of `keyset` after `values` (the first page without), its plan and the rows it read. */
-  async function explained(keyset: Keyset, after: KeyValue[] | undefined, manager?: EntityManager) {
+  /**
+   * The page statement of `keyset` after `values` (the first page without), its plan and the rows it read, in
+   * the transaction of `manager`.
+   */
+  async function explained(manager: EntityManager, keyset: Keyset, after: KeyValue[] | undefined) {
     const tags = new StatementsOfTags(db);
     const window = { offset: 0, after, limit: LIMIT, withTotal: true };
-    const page = await (manager === undefined ? tags : tags.in(Tx.of(manager))).page(
-      { visibility: { allHosts: true } },
-      keyset,
-      window,
-    );
+    const page = await tags.in(Tx.of(manager)).page({ visibility: { allHosts: true } }, keyset, window);
     const [sql, parameters] = tags.sent[0];
-    const plan = await explainAnalyze(manager ?? db, sql, parameters);
+    const plan = await explainAnalyze(manager, sql, parameters);
     return { page, plan, read: rowsRead(plan) };
   }
 
@@ -112,11 +111,11 @@ describe('a cursor page on a nullable first sort key reads index ranges (DESIGN 
     const keyset = api.app.get(TagRepository).keyset(sortOf(sort));
     const after = await deepKeys(keyset, kind !== 'a description');
     expect(after[0] === null).toBe(kind !== 'a description');
-    const first = await explained(keyset, undefined);
-    // One snapshot for the two compared: other spec files write tags meanwhile, and each total counts all of them.
-    const [deep, before] = await db.transaction('REPEATABLE READ', async (manager) => [
-      await explained(keyset, after, manager),
-      await explained(new OneCondition(keyset.columns), after, manager),
+    // One snapshot: other spec files write tags meanwhile, and each total counts all of them.
+    const [first, deep, before] = await db.transaction('REPEATABLE READ', async (manager) => [
+      await explained(manager, keyset, undefined),
+      await explained(manager, keyset, after),
+      await explained(manager, new OneCondition(keyset.columns), after),
     ]);
     const figures = { sort, kind, first: first.read, deep: deep.read, before: before.read };
     // Same page as the single condition gives, total counted once (an InitPlan), next from its last row.
