@@ -20,7 +20,9 @@ class Rows extends BaseRepository {
 }
 
 beforeAll(async () => {
-  api = await startApi();
+  // The first waiter waits for PostgreSQL's deadlock check (deadlock_timeout, 1 s) and, on a busy machine, for the
+  // other side's second statement to arrive: the default 5 s statement_timeout must not cancel it first (57014).
+  api = await startApi({ DB_STATEMENT_TIMEOUT_MS: '600000' });
   db = api.app.get(DataSource);
   await db.query(`create table ${table} (id int primary key, n int not null)`);
   await db.query(`insert into ${table} values (1, 0), (2, 0)`);
@@ -53,7 +55,11 @@ describe('UnitOfWork and deadlocks', () => {
   it('runs the transaction PostgreSQL chose as the victim once more: both commit', async () => {
     const uow = api.app.get(UnitOfWork);
     const { results, attempts } = crossed((work) => uow.run(work));
-    expect((await results).map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
+    // The reason, not just the status: a failure names what refused the retry.
+    expect((await results).map((r) => (r.status === 'fulfilled' ? r.status : r.reason))).toEqual([
+      'fulfilled',
+      'fulfilled',
+    ]);
     expect(attempts()).toBe(3);
     const rows = await db.query<{ n: number }[]>(`select n from ${table} order by id`);
     expect(rows.map((r) => r.n)).toEqual([2, 2]);
