@@ -14,7 +14,7 @@ import { LayersQueryDto } from './dto/layers-query.dto.js';
 import { PropertiesBodyDto } from './dto/properties-body.dto.js';
 import { layerAddress } from './layer-address.js';
 import { authorOf, listedHost, ownLayer } from './layer-access.js';
-import { CHANGE_REASON_HEADER, OTHER_HOST } from './config-api-docs.js';
+import { CHANGE_REASON_HEADER, NotStored, OTHER_HOST } from './config-api-docs.js';
 
 const BAD_ADDRESS = problemResponse(
   400,
@@ -49,6 +49,7 @@ export class ConfigAdminController {
   }
 
   @Put('properties')
+  @NotStored()
   @ApiOperation({ summary: 'Replace the properties of one layer' })
   @Access('config:admin', 'own-host', { hostIn: [{ query: 'host' }] })
   @ApiHeader(IF_MATCH_HEADER)
@@ -72,6 +73,7 @@ export class ConfigAdminController {
   }
 
   @Get('properties')
+  @NotStored()
   @ApiOperation({ summary: 'Read the properties of one layer' })
   @Access('config:admin', 'own-host', { hostIn: [{ query: 'host' }] })
   @ApiOkResponse({
@@ -110,6 +112,7 @@ export class ConfigAdminController {
   }
 
   @Put('files')
+  @NotStored()
   @ApiOperation({ summary: 'Replace the files of one kind of one layer' })
   @Access('config:admin', 'own-host', { hostIn: [{ query: 'host' }] })
   @ApiHeader(IF_MATCH_HEADER)
@@ -137,6 +140,7 @@ export class ConfigAdminController {
   }
 
   @Get('files')
+  @NotStored()
   @ApiOperation({ summary: 'Read the files of one kind of one layer' })
   @Access('config:admin', 'own-host', { hostIn: [{ query: 'host' }] })
   @ApiOkResponse({ type: FilesLayerView, headers: ETAG_HEADER, description: 'files is {} when there are none' })

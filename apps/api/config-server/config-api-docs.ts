@@ -1,3 +1,4 @@
+import { Header } from '@nestjs/common';
 import { problemResponse } from '#platform';
 import { MAX_REASON_LENGTH } from './layer-access.js';
 
@@ -11,3 +12,9 @@ export const CHANGE_REASON_HEADER = {
 };
 
 export const OTHER_HOST = problemResponse(403, "The token's host claim names another host than the layer's");
+
+/**
+ * On every admin answer that carries decrypted values (a layer's properties or files, a version's content):
+ * no browser or proxy keeps a copy of a secret (as the issuer's client secrets, DESIGN 10).
+ */
+export const NotStored = (): MethodDecorator => Header('cache-control', 'no-store');

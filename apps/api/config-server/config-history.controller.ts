@@ -5,7 +5,7 @@ import { badRequest, problemResponse, ProblemException } from '#platform';
 import { Access, CurrentPrincipal, type Principal } from '#token-binding';
 import { ETAG_HEADER, PRECONDITION_FAILED } from '../common/api-docs.js';
 import { etagOf, parseIfMatch } from '../common/etag.js';
-import { CHANGE_REASON_HEADER, OTHER_HOST } from './config-api-docs.js';
+import { CHANGE_REASON_HEADER, NotStored, OTHER_HOST } from './config-api-docs.js';
 import { ConfigHistoryService } from './config-history.service.js';
 import { LayerHistoryPage, LayerVersionContentView, RolledBackLayerView } from './config-history.view.js';
 import { HistoryQueryDto, MAX_VERSION, RollbackQueryDto, toVersion, VersionQueryDto } from './dto/history-query.dto.js';
@@ -42,6 +42,7 @@ export class ConfigHistoryController {
   }
 
   @Get('history/:version')
+  @NotStored()
   @ApiOperation({ summary: "One version's content: properties and file hashes (file contents with include=files)" })
   @Access('config:admin', 'own-host', { hostIn: [{ query: 'host' }] })
   @ApiParam({ name: 'version', schema: { type: 'integer', minimum: 1 } })
@@ -59,6 +60,7 @@ export class ConfigHistoryController {
   }
 
   @Post('rollback')
+  @NotStored()
   @HttpCode(200)
   @ApiOperation({
     summary: "Make an earlier version's content current, as a new version (nothing is rewritten)",
