@@ -188,7 +188,7 @@ export const SETTINGS_CATALOG: readonly SettingDoc[] = [
   {
     name: 'TOKEN_TTL_SEC',
     default: '`900`',
-    meaning: 'lifetime of issued access tokens',
+    meaning: 'lifetime of issued access tokens; at most `86400` (a token cannot be revoked before it expires)',
   },
   {
     name: 'PUBLIC_BASE_URL',

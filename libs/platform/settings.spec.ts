@@ -128,6 +128,7 @@ describe('loadSettings', () => {
     expect(loadSettings({ WS_MAX_CONNECTIONS: '50' }).wsMaxUnauthenticated).toBe(50);
     expect(loadSettings({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
     expect(loadSettings({ CONFIG_HISTORY_DAYS: '7' }).configStore.historyDays).toBe(7);
+    expect(loadSettings({ TOKEN_TTL_SEC: '86400' }).tokenIssuer.ttlSec).toBe(86_400);
   });
 
   it.each([
@@ -137,6 +138,7 @@ describe('loadSettings', () => {
     ['TRUST_PROXY', { TRUST_PROXY: 'maybe' }],
     ['WS_AUTH_TIMEOUT_MS', { WS_AUTH_TIMEOUT_MS: '-1' }],
     ['REGISTRY_LEASE_MS', { REGISTRY_LEASE_MS: '399' }],
+    ['TOKEN_TTL_SEC', { TOKEN_TTL_SEC: '86401' }],
     ['EVENTS_RETENTION_DAYS', { EVENTS_RETENTION_DAYS: '0' }],
     ['CONFIG_HISTORY_DAYS', { CONFIG_HISTORY_DAYS: 'a year' }],
   ])('refuses a bad %s', (variable, env) => {

@@ -202,6 +202,17 @@ function registryLeaseMs(env: Env): number {
   return value;
 }
 
+/** Issued tokens cannot be revoked before `exp`: a day bounds how long a disabled client's token still works. */
+export const MAX_TOKEN_TTL_SEC = 86_400;
+
+function tokenTtlSec(env: Env): number {
+  const value = positiveInt(env, 'TOKEN_TTL_SEC', 900);
+  if (value > MAX_TOKEN_TTL_SEC) {
+    throw new SettingsError('TOKEN_TTL_SEC', `must be at most ${MAX_TOKEN_TTL_SEC} (got ${value})`);
+  }
+  return value;
+}
+
 /** Reads and validates every setting at once; throws a SettingsError naming the first bad variable. */
 export function loadSettings(env: Env = process.env): Settings {
   const nodeEnv = text(env, 'NODE_ENV') ?? 'development';
@@ -274,7 +285,7 @@ export function loadSettings(env: Env = process.env): Settings {
     requestTimeoutMs: positiveInt(env, 'REQUEST_TIMEOUT_MS', 30_000),
     tokenIssuer: {
       keyFile: issuerKeyFile === undefined ? undefined : resolve(issuerKeyFile),
-      ttlSec: positiveInt(env, 'TOKEN_TTL_SEC', 900),
+      ttlSec: tokenTtlSec(env),
     },
     controllerHostId,
     enforceSidHostMatch,
