@@ -50,7 +50,7 @@ export {
 } from './validation.js';
 export { runMain, type Started } from './main.js';
 export { Metrics, MetricsController } from './metrics.js';
-export { BEARER_SCHEME, problemResponse, setupOpenApi } from './openapi.js';
+export { BEARER_SCHEME, DOCS_CSP, problemResponse, setupOpenApi } from './openapi.js';
 export { ID_PATTERN, newId } from './ids.js';
 export { isoTime } from './iso-time.js';
 export { likePattern, MAX_PAGE_SIZE, PageFields, PageQueryDto, parseSort, type SortKey } from './paging.js';

@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import { DATABASE_RETRY_AFTER_SEC } from './problem.js';
 
 export const BEARER_SCHEME = 'bearer';
@@ -20,8 +21,35 @@ const PROBLEM_SCHEMA = {
   },
 };
 
+/**
+ * What the `/docs` page may load: its own scripts (Swagger UI's bundle and init file, no inline script), its
+ * own and inline styles and `data:` images (Swagger UI sets both), requests to this server (Try it out).
+ */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const withDocsCsp: onSendHookHandler = (_request, reply, payload, done) => {
+  void reply.header('content-security-policy', DOCS_CSP);
+  done(null, payload);
+};
+
 /** Serves the OpenAPI page at `/docs` and the document at `/docs/openapi.json`. */
 export function setupOpenApi(app: INestApplication, title: string, description: string): void {
+  // On the docs routes only (added below, by Swagger): no other answer pays for the hook.
+  const instance: FastifyInstance = app.getHttpAdapter().getInstance();
+  instance.addHook('onRoute', (route) => {
+    if (route.url === '/docs' || route.url.startsWith('/docs/')) {
+      route.onSend = [route.onSend ?? [], withDocsCsp].flat();
+    }
+  });
   const config = new DocumentBuilder()
     .setTitle(title)
     .setDescription(description)

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { Browser } from 'playwright-core';
+import { DOCS_CSP } from '#platform';
 import { listenApi, type ListeningApi } from '../support/api.js';
 import { describeInBrowser, launchChromium, PAGE_TIMEOUT_MS, pageErrors } from '../support/browser.js';
 
@@ -21,6 +22,8 @@ describeInBrowser('the /docs page in headless Chromium', () => {
 
     const response = await page.goto(`${api.url}/docs`, { waitUntil: 'load', timeout: PAGE_TIMEOUT_MS });
     expect(response?.status()).toBe(200);
+    // Under its CSP: a script, style or image the policy refused would be a console error below.
+    expect(response?.headers()['content-security-policy']).toBe(DOCS_CSP);
     // Swagger UI renders from the embedded document: wait until the operation rows are there.
     await page.waitForSelector('.opblock-summary-path', { timeout: PAGE_TIMEOUT_MS });
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DOCS_CSP } from '#platform';
 import { call, startApi, type TestApi } from '../support/api.js';
 import { startController, WS_PATH, type TestController } from '../support/controller.js';
 
@@ -190,10 +191,17 @@ describe('OpenAPI document at /docs/openapi.json', () => {
     expect(doc.paths['/tags'].post.requestBody).toBeDefined();
   });
 
-  it('serves the HTML page at /docs', async () => {
+  it('serves the HTML page at /docs under its CSP, which no other route carries', async () => {
     const res = await call(api, 'GET', '/docs');
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/text\/html/);
+    expect(res.headers['content-security-policy']).toBe(DOCS_CSP);
+    for (const path of ['/docs/', '/docs/swagger-ui-init.js', '/docs/swagger-ui-bundle.js']) {
+      const part = await call(api, 'GET', path);
+      expect([path, part.statusCode, part.headers['content-security-policy']]).toEqual([path, 200, DOCS_CSP]);
+    }
+    const other = await call(api, 'GET', '/health/live');
+    expect(other.headers['content-security-policy']).toBeUndefined();
   });
 
   it('lists exactly the tags, entity and config-server operations as authenticated', () => {
@@ -330,5 +338,6 @@ describe("the controller's OpenAPI document", () => {
     const res = await fetch(`${controller.httpUrl}/docs`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/text\/html/);
+    expect(res.headers.get('content-security-policy')).toBe(DOCS_CSP);
   });
 });
