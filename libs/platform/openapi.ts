@@ -1,6 +1,6 @@
-import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import type { FastifyInstance, onSendHookHandler } from 'fastify';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { onSendHookHandler } from 'fastify';
 import { DATABASE_RETRY_AFTER_SEC } from './problem.js';
 
 export const BEARER_SCHEME = 'bearer';
@@ -42,14 +42,16 @@ const withDocsCsp: onSendHookHandler = (_request, reply, payload, done) => {
 };
 
 /** Serves the OpenAPI page at `/docs` and the document at `/docs/openapi.json`. */
-export function setupOpenApi(app: INestApplication, title: string, description: string): void {
+export function setupOpenApi(app: NestFastifyApplication, title: string, description: string): void {
   // On the docs routes only (added below, by Swagger): no other answer pays for the hook.
-  const instance: FastifyInstance = app.getHttpAdapter().getInstance();
-  instance.addHook('onRoute', (route) => {
-    if (route.url === '/docs' || route.url.startsWith('/docs/')) {
-      route.onSend = [route.onSend ?? [], withDocsCsp].flat();
-    }
-  });
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRoute', (route) => {
+      if (route.url === '/docs' || route.url.startsWith('/docs/')) {
+        route.onSend = [route.onSend ?? [], withDocsCsp].flat();
+      }
+    });
   const config = new DocumentBuilder()
     .setTitle(title)
     .setDescription(description)
