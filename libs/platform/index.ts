@@ -28,14 +28,13 @@ export {
   type FieldError,
   type Problem,
 } from './problem.js';
+export { ASYMMETRIC_ALGORITHMS, type JwtAlgorithm } from './jwt-settings.js';
 export {
-  ASYMMETRIC_ALGORITHMS,
   DEV_HOST_ID,
   ISSUER_DISCOVERY_WARNING,
   issuerUndiscoverable,
   loadSettings,
   SettingsError,
-  type JwtAlgorithm,
   type LogLevel,
   type Settings,
 } from './settings.js';

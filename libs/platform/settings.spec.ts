@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { isLoopbackUrl, issuerUndiscoverable, loadSettings, SettingsError } from './settings.js';
+import { isLoopbackUrl } from './jwt-settings.js';
+import { issuerUndiscoverable, loadSettings, SettingsError } from './settings.js';
 
 const prod = {
   NODE_ENV: 'production',

@@ -6,7 +6,11 @@ import { SETTINGS_CATALOG, type SettingDoc } from '../../libs/platform/settings-
  * The settings the code reads, the catalog the docs are written from, and the table in docs/deploy.md agree
  * (issue 40): a setting added, renamed or given another default in code must change the docs too.
  */
-const SOURCES = ['libs/platform/settings.ts', 'libs/platform/config-store-settings.ts'];
+const SOURCES = [
+  'libs/platform/settings.ts',
+  'libs/platform/jwt-settings.ts',
+  'libs/platform/config-store-settings.ts',
+];
 
 /** Each `helper(env, 'NAME'[, default])` call of the settings code: the name, and the default's source text. */
 function readSettings(source: string): Map<string, string | undefined> {
