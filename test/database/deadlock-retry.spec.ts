@@ -56,7 +56,7 @@ describe('UnitOfWork and deadlocks', () => {
     const uow = api.app.get(UnitOfWork);
     const { results, attempts } = crossed((work) => uow.run(work));
     // The reason, not just the status: a failure names what refused the retry.
-    expect((await results).map((r) => (r.status === 'fulfilled' ? r.status : r.reason))).toEqual([
+    expect((await results).map((r): unknown => (r.status === 'fulfilled' ? r.status : (r.reason as unknown)))).toEqual([
       'fulfilled',
       'fulfilled',
     ]);
