@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { instanceIdOf, RegistryTable, RpcClient, startController, type TestController } from '../support/controller.js';
+import { UpgradeRefused } from '../support/rpc-client.js';
 import { token } from '../support/tokens.js';
+import { waitFor } from '../support/wait.js';
 
 // DESIGN 8: a socket whose token expired more than WS_TOKEN_GRACE_MS ago is closed 1008, unless it sent
 // session/refresh with a new token of the same sid, host and env.
@@ -71,5 +73,43 @@ describe('token lifetime on the socket', () => {
     const answer = await client.call('session/refresh', { jwt: await runtime('svc-none', 60) });
     expect(answer.error).toMatchObject({ code: -32001 });
     expect(await client.waitClosed()).toEqual({ code: 1008, reason: 'Unauthorized' });
+  });
+});
+
+// DESIGN 8: the socket's token is verified once; within WS_TOKEN_GRACE_MS after its exp the socket still acts
+// with it (so a runtime has time to refresh), although a new upgrade with that token is refused by then.
+describe('a socket within the grace period after its token expired', () => {
+  let ctl: TestController;
+  beforeAll(async () => {
+    ctl = await startController({ JWT_CLOCK_TOLERANCE_SEC: '1' });
+  });
+  afterAll(() => ctl.close());
+
+  /** Whether an upgrade with `jwt` is refused 401: the verifier itself holds the token expired. */
+  const refusedAtUpgrade = async (jwt: string): Promise<boolean> => {
+    try {
+      await (await RpcClient.connect(ctl.wsUrl, { token: jwt })).close();
+      return false;
+    } catch (error) {
+      if (error instanceof UpgradeRefused && error.status === 401) return true;
+      throw error;
+    }
+  };
+
+  it('answers its calls with the token it verified, and a refresh keeps it going', async () => {
+    const jwt = await token({ sid: 'svc-grace', host: ctl.hostId, env: 'prod' }, { expiresIn: 3 });
+    const client = await RpcClient.connect(ctl.wsUrl, { token: jwt });
+    const id = instanceIdOf(await client.call('service/register', { serviceId: 'svc-grace', envTag: 'prod' }));
+    await waitFor(() => refusedAtUpgrade(jwt), 'the token to be refused at the upgrade', 10_000, 100);
+
+    const lookup = await client.call('discovery/lookup', { serviceId: 'svc-grace', envTag: 'prod' });
+    expect(lookup.result).toMatchObject({
+      serviceId: 'svc-grace',
+      nodes: [expect.objectContaining({ runtimeInstanceId: id })],
+    });
+    const fresh = await token({ sid: 'svc-grace', host: ctl.hostId, env: 'prod' }, { expiresIn: 60 });
+    expect((await client.call('session/refresh', { jwt: fresh })).result).toMatchObject({ status: 'refreshed' });
+    expect(client.socket.readyState).toBe(client.socket.OPEN);
+    await client.close();
   });
 });

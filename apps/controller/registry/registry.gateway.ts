@@ -103,11 +103,7 @@ export class RegistryGateway
     @MessageBody('params', new JsonRpcParams(RegisterParams)) params: Readonly<RegisterParams>,
     @CurrentPrincipal() caller: Principal,
   ): Promise<RegisterResult> {
-    const connection = this.connections.of(client);
-    const result = await this.writes.track(this.registry.register(connection, params, caller));
-    this.connections.adopt(connection, params.jwt, caller);
-    this.expiry.watch(client, connection);
-    return result;
+    return this.writes.track(this.registry.register(this.connections.of(client), params, caller));
   }
 
   @SubscribeMessage('service/deregister')

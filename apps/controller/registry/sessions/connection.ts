@@ -33,30 +33,26 @@ export class RegistryConnection {
   expiry: Deadline | undefined;
   /** The verified token the socket acts with: the upgrade header's, a registration's, or a refresh's. */
   private current: VerifiedToken | undefined;
-  private readonly viaHeader: boolean;
   /** On a socket without a header token: the `params.jwt` of its first registration, the only one it takes. */
   private claimed: string | undefined;
 
   /** `header`: the bearer token of the upgrade, verified there. */
   constructor(header: VerifiedToken | undefined) {
     this.current = header;
-    this.viaHeader = header !== undefined;
   }
 
   /**
    * The token a call acts with (DESIGN 8): the socket's token is verified once, from the upgrade header or
-   * else from the first `service/register` carrying `params.jwt`, and every later call acts with that token
-   * only (a `params.jwt` must then equal it; on a socket without a header each registration carries it).
-   * Undefined means unauthorized.
+   * else from the first `service/register` carrying `params.jwt`; every later call acts with that token
+   * (a `params.jwt` it carries must equal it). Undefined means unauthorized.
    */
   tokenFor(jwt: string | undefined, method: 'register' | 'other'): string | undefined {
-    if (method === 'register' && !this.viaHeader) {
-      // Claimed before it is verified: a second registration in flight cannot bring a token of its own.
-      this.claimed ??= jwt;
-      // Every registration of such a socket carries `params.jwt` (upstream protocol): the socket's own token.
-      return jwt !== undefined && jwt === (this.current?.token ?? this.claimed) ? jwt : undefined;
-    }
-    return jwt === undefined || jwt === this.current?.token ? this.current?.token : undefined;
+    if (this.current !== undefined)
+      return jwt === undefined || jwt === this.current.token ? this.current.token : undefined;
+    if (method !== 'register') return undefined;
+    // Claimed before it is verified: a second registration in flight cannot bring a token of its own.
+    this.claimed ??= jwt;
+    return jwt !== undefined && jwt === this.claimed ? jwt : undefined;
   }
 
   /** Holds a verified token: from the upgrade header or a successful `service/register` with `params.jwt`. */
@@ -74,10 +70,10 @@ export class RegistryConnection {
     return this.current?.principal;
   }
 
-  /** After a successful registration with `params.jwt` (`caller`, its verified principal): later calls may omit it. */
-  adopt(jwt: string | undefined, caller: Principal): void {
+  /** The first `service/register`'s `params.jwt`, just verified (`caller`): the socket's token from now on. */
+  adopt(jwt: string, caller: Principal): void {
     // Never another token than the one held: only `session/refresh` replaces it.
-    if (this.viaHeader || jwt === undefined || (this.current !== undefined && this.current.token !== jwt)) return;
+    if (this.current !== undefined) return;
     this.current = { token: jwt, principal: caller };
   }
 
@@ -145,8 +141,8 @@ export class Connections extends Map<WebSocket, RegistryConnection> {
     this.pushTargets.release(connection, id);
   }
 
-  /** A registration succeeded with `params.jwt`: the socket counts as authenticated from now on. */
-  adopt(connection: RegistryConnection, jwt: string | undefined, caller: Principal): void {
+  /** A registration's `params.jwt` passed verification: the socket counts as authenticated from now on. */
+  adopt(connection: RegistryConnection, jwt: string, caller: Principal): void {
     const before = connection.authenticated;
     connection.adopt(jwt, caller);
     if (!before && connection.authenticated && !connection.closed) this.waiting -= 1;

@@ -10,16 +10,19 @@ import {
   TokenVerifier,
   type BindingKind,
   type BindingOptions,
+  type Principal,
   type RpcCall,
 } from '#token-binding';
 import { Connections } from './connection.js';
+import { TokenExpiry } from './token-expiry.js';
 import { forbidden, unauthorized, unavailable } from '../registry.errors.js';
 
 /**
- * The token of a JSON-RPC call (DESIGN 8), verified on every call by the same `TokenVerifier` as HTTP:
- * the upgrade header's, else `params.jwt`, else the one adopted at registration. Runs before the binding
- * guard and before params are validated, so a socket without a verified token gets -32001 and close 1008
- * whatever its params hold.
+ * The token of a JSON-RPC call (DESIGN 8): the socket's, verified once (at the upgrade, or here from the
+ * first `service/register` carrying `params.jwt`, by the same `TokenVerifier` as HTTP), and acting until
+ * `TokenExpiry` closes the socket `WS_TOKEN_GRACE_MS` after its `exp`. Runs before the binding guard and
+ * before params are validated, so a socket without a verified token gets -32001 and close 1008 whatever its
+ * params hold.
  */
 @Injectable()
 export class RpcTokenGuard implements CanActivate {
@@ -27,22 +30,27 @@ export class RpcTokenGuard implements CanActivate {
     private readonly connections: Connections,
     private readonly verifier: TokenVerifier,
     private readonly reflector: Reflector,
+    private readonly expiry: TokenExpiry,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (this.connections.stopping) throw unavailable('The controller is shutting down');
     const ws = context.switchToWs();
     const call = ws.getData<RpcCall>();
-    const connection = this.connections.of(ws.getClient<WebSocket>());
+    const client = ws.getClient<WebSocket>();
+    const connection = this.connections.of(client);
     const params = call.params as Readonly<Record<string, unknown>> | undefined;
     const jwt = typeof params?.jwt === 'string' ? params.jwt : undefined;
     const token = connection.tokenFor(jwt, call.method === 'service/register' ? 'register' : 'other');
     if (token === undefined) throw unauthorized();
-    try {
-      call.principal = await this.verifier.verify(token);
-    } catch (error) {
-      if (error instanceof KeySourceUnavailableError) throw unavailable('Token keys are unavailable; try again');
-      throw unauthorized();
+    const held = connection.principal;
+    if (held !== undefined && token === connection.token) {
+      call.principal = held;
+    } else {
+      call.principal = await this.verified(token);
+      // The first registration's params.jwt: the socket's token from now on, whatever its binding and params.
+      this.connections.adopt(connection, token, call.principal);
+      this.expiry.watch(client, connection);
     }
     // DESIGN 16: the method's declared capability, before the binding rule and before any SQL.
     const declaration = accessOf(this.reflector, context.getHandler(), context.getClass());
@@ -51,6 +59,15 @@ export class RpcTokenGuard implements CanActivate {
       throw forbidden(decision.reason === 'capability' ? capabilitySentence(decision) : decision.detail);
     }
     return true;
+  }
+
+  private async verified(token: string): Promise<Principal> {
+    try {
+      return await this.verifier.verify(token);
+    } catch (error) {
+      if (error instanceof KeySourceUnavailableError) throw unavailable('Token keys are unavailable; try again');
+      throw unauthorized();
+    }
   }
 }
 
