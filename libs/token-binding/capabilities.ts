@@ -11,12 +11,15 @@ export const KNOWN_SCOPES: ReadonlySet<string> = new Set([SCOPE_READ, SCOPE_WRIT
 /** Any token, with or without broad scopes, may register and discover (DESIGN 8, as before capabilities). */
 const ANY_TOKEN: readonly Capability[] = ['registry:register', 'registry:discover'];
 
-/** What each broad scope grants; they form a ladder (admin implies write implies read), as before. */
+/**
+ * What each broad scope grants, row by row as DESIGN 16's table lists them: tag reads come with any of the
+ * three, a runtime's config read (section 7) with `portal.r` alone.
+ */
 // A Map, not an object: a scope named `constructor` or `__proto__` must find nothing.
 const BROAD: ReadonlyMap<string, readonly Capability[]> = new Map<string, readonly Capability[]>([
   [SCOPE_READ, ['tags:read', 'config:read']],
-  [SCOPE_WRITE, ['tags:read', 'tags:write', 'config:read']],
-  [SCOPE_ADMIN, CAPABILITIES],
+  [SCOPE_WRITE, ['tags:read', 'tags:write']],
+  [SCOPE_ADMIN, CAPABILITIES.filter((c) => c !== 'config:read')],
 ]);
 
 /** Within a family an admin form implies the lesser ones (a tag admin writes and reads tags). */

@@ -74,8 +74,17 @@ export class TokenVerifier {
 
   /** Verifies as the passport-jwt strategy does (same key provider, same options); for the WebSocket side. */
   async verify(token: string): Promise<Principal> {
-    const known = this.remembered(token);
-    if (known !== undefined) return known;
+    return (await this.verifyKeyed(token)).principal;
+  }
+
+  /**
+   * `verify`, answering also the key that verified the token: a socket verifies its token once and acts with
+   * it only while `trusts(key)` (DESIGN 6.1, 8).
+   */
+  async verifyKeyed(token: string): Promise<{ readonly principal: Principal; readonly key: KeyObject }> {
+    const principal = this.remembered(token);
+    const known = this.verified.get(token);
+    if (principal !== undefined && known !== undefined) return { principal, key: known.key };
     const key = await this.keyFor(token);
     let payload: JWTPayload;
     try {
@@ -83,7 +92,12 @@ export class TokenVerifier {
     } catch (error) {
       throw new InvalidTokenError((error as Error).name);
     }
-    return this.remember(token, payload, key);
+    return { principal: this.remember(token, payload, key), key };
+  }
+
+  /** Whether `key` is still one the store holds: a key that left the JWKS is refused from then on (DESIGN 6.1). */
+  trusts(key: KeyObject): boolean {
+    return this.keys.holds(key);
   }
 
   /**

@@ -106,7 +106,10 @@ const CASES: readonly Case[] = [
     claims: claims({ scope: 'portal.x', host: 'other-host' }),
     expect: { scope: true },
   },
-  { name: 'portal.w implies portal.r', claims: claims({ scope: 'portal.w' }), expect: { ok: 'full' } },
+  // DESIGN 16's table: config:read comes with portal.r alone, not with portal.w or portal.admin.
+  { name: 'portal.w without portal.r', claims: claims({ scope: 'portal.w' }), expect: { scope: true } },
+  { name: 'portal.admin without portal.r', claims: claims({ scope: 'portal.admin' }), expect: { scope: true } },
+  { name: 'portal.r among others', claims: claims({ scope: 'portal.w portal.r' }), expect: { ok: 'full' } },
   { name: 'scp array scope', claims: claims({ scope: undefined, scp: ['portal.r'] }), expect: { ok: 'full' } },
 
   // Rule 1: host.
@@ -132,7 +135,7 @@ const CASES: readonly Case[] = [
   },
   {
     name: 'an admin token without a host claim is still bound',
-    claims: { sub: 'root', scope: 'portal.admin' },
+    claims: { sub: 'root', scope: 'portal.r portal.admin' },
     expect: { binding: 'host' },
   },
   {

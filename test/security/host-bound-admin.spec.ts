@@ -20,7 +20,8 @@ beforeAll(async () => {
   api = await startApi({ TOKEN_ISSUER_KEY_FILE: writeIssuerKeyFile().file });
   controller = await startController({ CONTROLLER_HOST_ID: h2 });
   admin = await callers.admin();
-  admin1 = await token({ sub: 'admin-h1', scope: 'portal.admin', host: h1 });
+  // A host's operator as DESIGN 10 creates one: the three broad scopes (portal.admin alone grants no config:read).
+  admin1 = await token({ sub: 'admin-h1', scope: 'portal.r portal.w portal.admin', host: h1 });
 }, 60_000);
 afterAll(async () => {
   for (const socket of sockets) socket.socket.terminate();

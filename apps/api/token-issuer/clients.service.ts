@@ -27,7 +27,7 @@ export class ClientsService {
     if (owner !== 'all') {
       // The guard refused another host by name; no host at all would make an operator client.
       if (host !== owner.host) throw forbidden(`This token manages only clients of host ${owner.host}`);
-      // A scope is held when everything it grants is granted to this token (portal.admin holds portal.r).
+      // A scope is held when everything it grants is granted to this token (portal.admin holds portal.w).
       const beyond = scopes.filter((scope) => [...capabilitiesOf(new Set([scope]))].some((c) => !can(principal, c)));
       if (beyond.length > 0) throw forbidden(`A client may get only scopes this token holds; not ${beyond.join(', ')}`);
     }

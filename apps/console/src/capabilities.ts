@@ -23,7 +23,8 @@ const isCapability = (scope: string): scope is Capability => (CAPABILITIES as re
 /**
  * A token carrying any capability scope is judged by those alone (tags:admin implies tags:write implies
  * tags:read; nothing else is implied); one with none by its broad scopes (portal.r: tags:read and config:read;
- * portal.w: also tags:write; portal.admin: everything), and it may always register and discover.
+ * portal.w: tags:read and tags:write; portal.admin: everything but config:read), and it may always register and
+ * discover.
  */
 export function capabilitiesOf(scopes: Iterable<string>): ReadonlySet<Capability> {
   const all = [...scopes];
@@ -38,8 +39,8 @@ export function capabilitiesOf(scopes: Iterable<string>): ReadonlySet<Capability
   // A Map, not an object: a scope named `constructor` or `__proto__` must find nothing.
   const broad = new Map<string, readonly Capability[]>([
     ['portal.r', ['tags:read', 'config:read']],
-    ['portal.w', ['tags:read', 'tags:write', 'config:read']],
-    ['portal.admin', CAPABILITIES],
+    ['portal.w', ['tags:read', 'tags:write']],
+    ['portal.admin', CAPABILITIES.filter((c) => c !== 'config:read')],
   ]);
   return new Set<Capability>(['registry:register', 'registry:discover', ...all.flatMap((s) => broad.get(s) ?? [])]);
 }

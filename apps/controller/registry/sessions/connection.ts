@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { WebSocket } from 'ws';
+import type { KeyObject } from 'node:crypto';
 import type { Deadline } from '#platform';
 import type { Principal } from '#token-binding';
 import { JSONRPC_ERRORS, JsonRpcError } from '../../jsonrpc/jsonrpc.js';
@@ -9,10 +10,14 @@ import { PushTargets, type ConfigBinding } from '../push/push-targets.js';
 /** The log context of every line about registry sockets, whichever collaborator writes it. */
 export const REGISTRY_LOG_CONTEXT = 'RegistryGateway';
 
-/** A token this process verified and the principal its verification returned: claims are read there, not re-decoded. */
+/**
+ * A token this process verified, the principal its verification returned (claims are read there, not
+ * re-decoded) and the key that verified it (the socket acts only while the key store still holds it).
+ */
 export interface VerifiedToken {
   readonly token: string;
   readonly principal: Principal;
+  readonly key: KeyObject;
 }
 
 /**
@@ -70,11 +75,16 @@ export class RegistryConnection {
     return this.current?.principal;
   }
 
-  /** The first `service/register`'s `params.jwt`, just verified (`caller`): the socket's token from now on. */
-  adopt(jwt: string, caller: Principal): void {
+  /** The socket's verified token, with its principal and the key that verified it. */
+  get held(): VerifiedToken | undefined {
+    return this.current;
+  }
+
+  /** The first `service/register`'s `params.jwt`, just verified: the socket's token from now on. */
+  adopt(verified: VerifiedToken): void {
     // Never another token than the one held: only `session/refresh` replaces it.
     if (this.current !== undefined) return;
-    this.current = { token: jwt, principal: caller };
+    this.current = verified;
   }
 
   /** `session/refresh`: a newly verified token of the same sid, host and env replaces the socket's. */
@@ -142,9 +152,9 @@ export class Connections extends Map<WebSocket, RegistryConnection> {
   }
 
   /** A registration's `params.jwt` passed verification: the socket counts as authenticated from now on. */
-  adopt(connection: RegistryConnection, jwt: string, caller: Principal): void {
+  adopt(connection: RegistryConnection, verified: VerifiedToken): void {
     const before = connection.authenticated;
-    connection.adopt(jwt, caller);
+    connection.adopt(verified);
     if (!before && connection.authenticated && !connection.closed) this.waiting -= 1;
   }
 

@@ -10,10 +10,9 @@ import {
   TokenVerifier,
   type BindingKind,
   type BindingOptions,
-  type Principal,
   type RpcCall,
 } from '#token-binding';
-import { Connections } from './connection.js';
+import { Connections, type VerifiedToken } from './connection.js';
 import { TokenExpiry } from './token-expiry.js';
 import { forbidden, unauthorized, unavailable } from '../registry.errors.js';
 
@@ -43,13 +42,16 @@ export class RpcTokenGuard implements CanActivate {
     const jwt = typeof params?.jwt === 'string' ? params.jwt : undefined;
     const token = connection.tokenFor(jwt, call.method === 'service/register' ? 'register' : 'other');
     if (token === undefined) throw unauthorized();
-    const held = connection.principal;
-    if (held !== undefined && token === connection.token) {
-      call.principal = held;
+    const held = connection.held;
+    if (held !== undefined && token === held.token) {
+      // Verified once (DESIGN 8): its expiry closes the socket; a key that left the JWKS ends it now (6.1).
+      if (!this.verifier.trusts(held.key)) throw unauthorized();
+      call.principal = held.principal;
     } else {
-      call.principal = await this.verified(token);
+      const verified = await this.verified(token);
+      call.principal = verified.principal;
       // The first registration's params.jwt: the socket's token from now on, whatever its binding and params.
-      this.connections.adopt(connection, token, call.principal);
+      this.connections.adopt(connection, verified);
       this.expiry.watch(client, connection);
     }
     // DESIGN 16: the method's declared capability, before the binding rule and before any SQL.
@@ -61,9 +63,9 @@ export class RpcTokenGuard implements CanActivate {
     return true;
   }
 
-  private async verified(token: string): Promise<Principal> {
+  private async verified(token: string): Promise<VerifiedToken> {
     try {
-      return await this.verifier.verify(token);
+      return { token, ...(await this.verifier.verifyKeyed(token)) };
     } catch (error) {
       if (error instanceof KeySourceUnavailableError) throw unavailable('Token keys are unavailable; try again');
       throw unauthorized();

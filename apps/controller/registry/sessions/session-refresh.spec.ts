@@ -1,3 +1,4 @@
+import { createSecretKey } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import type { JWTPayload } from 'jose';
 import { KeySourceUnavailableError, principalOf, type Principal, type TokenVerifier } from '#token-binding';
@@ -6,6 +7,8 @@ import { RegistryConnection } from './connection.js';
 import { SessionRefresh } from './session-refresh.js';
 
 const EXP = 2_000_000_000;
+/** Stands in for the key that verified a token (the refresh keeps it with the socket's new token). */
+const KEY = createSecretKey(Buffer.alloc(32));
 const SOCKET_CLAIMS = { sid: 'svc', host: 'h1', env: 'prod', exp: EXP };
 
 /** Verifies exactly the tokens it was given (small test: no keys, no clock). */
@@ -13,10 +16,10 @@ class FakeVerifier {
   readonly calls: string[] = [];
   constructor(private readonly tokens: ReadonlyMap<string, Principal | Error>) {}
 
-  verify(jwt: string): Promise<Principal> {
+  verifyKeyed(jwt: string): Promise<{ principal: Principal; key: typeof KEY }> {
     this.calls.push(jwt);
     const known = this.tokens.get(jwt) ?? new Error('unknown token');
-    return known instanceof Error ? Promise.reject(known) : Promise.resolve(known);
+    return known instanceof Error ? Promise.reject(known) : Promise.resolve({ principal: known, key: KEY });
   }
 }
 
@@ -24,7 +27,7 @@ function setup(held: JWTPayload | undefined, fresh: JWTPayload | Error) {
   const verifier = new FakeVerifier(new Map([['fresh', fresh instanceof Error ? fresh : principalOf(fresh)]]));
   const sut = new SessionRefresh(verifier as unknown as TokenVerifier);
   const connection = new RegistryConnection(
-    held === undefined ? undefined : { token: 'held', principal: principalOf(held) },
+    held === undefined ? undefined : { token: 'held', principal: principalOf(held), key: KEY },
   );
   return { sut, connection, verifier };
 }

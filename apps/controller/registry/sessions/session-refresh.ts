@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { can, KeySourceUnavailableError, TokenVerifier, type Principal } from '#token-binding';
-import type { RegistryConnection } from './connection.js';
+import type { RegistryConnection, VerifiedToken } from './connection.js';
 import { forbidden, refreshMismatch, unauthorized, unavailable } from '../registry.errors.js';
 import type { RefreshResult } from '../runtime-instance.view.js';
 
@@ -23,20 +23,20 @@ export class SessionRefresh {
     if (!connection.authenticated || typeof jwt !== 'string') throw unauthorized();
     const fresh = await this.verify(jwt);
     // The method's declared capability (DESIGN 16), judged on the token that would take over the socket.
-    if (!can(fresh, 'registry:register')) throw forbidden('The token lacks the capability registry:register');
+    if (!can(fresh.principal, 'registry:register')) throw forbidden('The token lacks the capability registry:register');
     // Read after the verification: a refresh that finished meanwhile is what this one must match.
     const held = connection.principal;
     if (held === undefined) throw unauthorized();
     for (const claim of BOUND_CLAIMS) {
-      if (boundValue(fresh, claim) !== boundValue(held, claim)) throw refreshMismatch(claim);
+      if (boundValue(fresh.principal, claim) !== boundValue(held, claim)) throw refreshMismatch(claim);
     }
-    connection.refresh({ token: jwt, principal: fresh });
-    return { status: 'refreshed', exp: Number(fresh.claims.exp) };
+    connection.refresh({ token: jwt, principal: fresh.principal, key: fresh.key });
+    return { status: 'refreshed', exp: Number(fresh.principal.claims.exp) };
   }
 
-  private async verify(jwt: string): Promise<Principal> {
+  private async verify(jwt: string): Promise<Omit<VerifiedToken, 'token'>> {
     try {
-      return await this.verifier.verify(jwt);
+      return await this.verifier.verifyKeyed(jwt);
     } catch (error) {
       if (error instanceof KeySourceUnavailableError) throw unavailable('Token keys are unavailable; try again');
       throw unauthorized();

@@ -1,3 +1,4 @@
+import { createSecretKey } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import type { WebSocket } from 'ws';
 import { loadSettings } from '#platform';
@@ -14,9 +15,11 @@ function fakeSocket() {
   return { socket, client: socket as unknown as WebSocket };
 }
 
+/** The expiry reads the claims only; the key stands in for the one that verified the token. */
 const verified = (token: string, exp?: number) => ({
   token,
   principal: principalOf({ sid: 'svc', ...(exp === undefined ? {} : { exp }) }),
+  key: createSecretKey(Buffer.alloc(32)),
 });
 
 describe('TokenExpiry', () => {
@@ -41,7 +44,7 @@ describe('TokenExpiry', () => {
     const { socket, client } = fakeSocket();
     const connection = new RegistryConnection(undefined);
     sut.watch(client, connection);
-    connection.adopt('params-jwt', verified('params-jwt', NOW_SEC + 2).principal);
+    connection.adopt(verified('params-jwt', NOW_SEC + 2));
     sut.watch(client, connection);
     jest.advanceTimersByTime(2000 + GRACE_MS);
     expect(socket.close).toHaveBeenCalledWith(1008, 'Token expired');

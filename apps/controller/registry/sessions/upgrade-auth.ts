@@ -66,14 +66,14 @@ export class UpgradeAuth {
     }
     if (credential.kind === 'malformed') return refuseInvalidToken(request);
     const { token } = credential;
-    let principal: Principal;
+    let verified: VerifiedToken;
     try {
-      principal = await this.verifier.verify(token);
+      verified = { token, ...(await this.verifier.verifyKeyed(token)) };
     } catch (error) {
       if (error instanceof KeySourceUnavailableError) return refuseUnavailable(request, 'Token keys are unavailable');
       return refuseInvalidToken(request);
     }
-    this.verified.set(request, { token, principal });
+    this.verified.set(request, verified);
     accept(true);
   }
 
