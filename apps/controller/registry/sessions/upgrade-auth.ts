@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { VerifyClientCallbackAsync, WebSocket, WebSocketServer } from 'ws';
 import { SETTINGS, type Settings } from '#platform';
-import { bearerCredential, KeySourceUnavailableError, TokenVerifier, type Principal } from '#token-binding';
+import { bearerCredential, KeySourceUnavailableError, TokenVerifier } from '#token-binding';
 import { CLOSE_POLICY_VIOLATION } from '../../jsonrpc/jsonrpc.js';
 import { refuseInvalidToken, refuseUnavailable } from '../../jsonrpc/upgrade-refusal.js';
 import { Connections, REGISTRY_LOG_CONTEXT, type RegistryConnection, type VerifiedToken } from './connection.js';
