@@ -47,7 +47,7 @@ export function foreignCharset(contentType: string | undefined): ProblemExceptio
 }
 
 /**
- * The only body parser of both processes: `application/json` (and `+json` types), with any parameters
+ * The only body parser of both processes: `application/json` (not `+json` types: DESIGN 3), with any parameters
  * but a charset other than UTF-8, nesting at most MAX_JSON_DEPTH levels. Every other content type is refused
  * with 415 by Fastify: a form-encoded body (curl's default) would otherwise be parsed into a confusing list
  * of field errors.
@@ -61,8 +61,9 @@ export function useJsonBodiesOnly(
   instance.removeAllContentTypeParsers();
   useFormBodiesOn(instance, formRoutes);
   instance.addContentTypeParser(
-    // Fastify matches the normalised header (`type/subtype; name="value"`), parameters included.
-    /^application\/([\w.+-]+\+)?json(?:;|$)/i,
+    // Fastify matches the normalised header (`type/subtype; name="value"`), parameters included. Only
+    // application/json (DESIGN 3): a `+json` type such as merge-patch means other semantics, so it is 415.
+    /^application\/json(?:;|$)/i,
     { parseAs: 'string', bodyLimit },
     (request, body, done) => {
       const refused = foreignCharset(request.headers['content-type']);

@@ -6,14 +6,14 @@ import { ID_PATTERN } from './ids.js';
 
 /**
  * The one set of field validators of both apps (DESIGN 3): names and ids refuse every control character
- * (C0, DEL, C1); free text refuses them too except tab, line feed and carriage return. NUL never reaches
- * PostgreSQL, which would refuse it with an error instead of a 400.
+ * as DESIGN 3 counts them (C0 and DEL; the C1 range is text); free text refuses them too except tab, line
+ * feed and carriage return. NUL never reaches PostgreSQL, which would refuse it with an error instead of a 400.
  */
 
 // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-export const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+export const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 // eslint-disable-next-line no-control-regex -- as above, keeping tab, line feed and carriage return
-export const CONTROL_CHARS_IN_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+export const CONTROL_CHARS_IN_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
 /** True when `value` holds a control character (`text`: tab, line feed and carriage return allowed). */
 export function hasControlChars(value: string, text = false): boolean {

@@ -14,9 +14,9 @@ const PROTOCOLS: readonly string[] = ['http', 'https', 'ws', 'wss'];
 // The controller's rules for these fields (apps/controller/registry/dto/register.params.ts), restated here
 // so the runtime hears of a mistake: the controller drops an invalid notification without an answer.
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROL = /[\u0000-\u001f\u007f]/;
 // eslint-disable-next-line no-control-regex
-const CONTROL_IN_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+const CONTROL_IN_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 const MAX_TAGS = 100;
 
 /** The first rule `update` breaks, as a sentence; undefined when the controller will take it. */

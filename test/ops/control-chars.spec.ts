@@ -50,6 +50,13 @@ describe('HTTP: control characters are 400 naming the field', () => {
     expect(res.statusCode).toBe(201);
     expect(res.json<{ tagDesc: string }>().tagDesc).toBe('line one\r\n\tline two');
   });
+
+  it('takes the C1 range (U+0080 to U+009F), which DESIGN 3 does not count among control characters', async () => {
+    const tagName = unique('c1\u0085');
+    const res = await call(api, 'POST', '/tags', { token: admin, body: { tagName, tagDesc: 'x\u0080y\u009f' } });
+    expect(res.statusCode).toBe(201);
+    expect(res.json<{ tagName: string; tagDesc: string }>()).toMatchObject({ tagName, tagDesc: 'x\u0080y\u009f' });
+  });
 });
 
 describe('JSON-RPC: control characters are -32602 and nothing is stored', () => {

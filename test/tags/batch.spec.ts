@@ -111,7 +111,7 @@ describe('POST /tags/batch', () => {
     expect(await linksOf(b)).toEqual([t1]);
   });
 
-  it('refuses the whole request (400) for 1,001 operations, an unknown op or entityType, and writes nothing', async () => {
+  it('refuses the whole request (400) for 1,001 operations, an unknown op or entityType, a control character in an id, and writes nothing', async () => {
     const [t1] = await tags(1);
     const a = await schema();
     const op = { op: 'add', entityType: 'schema', entityId: a, tagIds: [t1] };
@@ -119,6 +119,9 @@ describe('POST /tags/batch', () => {
       Array.from({ length: 1001 }, () => op),
       [op, { ...op, op: 'replace' }],
       [op, { ...op, entityType: 'tag' }],
+      // DESIGN 3: control characters in ids are 400, not that operation's 404.
+      [op, { ...op, entityId: `${a}\u0000` }],
+      [op, { ...op, entityId: 'a\tb' }],
       [],
     ]) {
       const res = await batch(operations);

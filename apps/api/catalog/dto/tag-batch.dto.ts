@@ -11,7 +11,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { ENTITY_TYPE_NAMES } from '#database';
-import { Scalar } from '#platform';
+import { NoControlChars, Scalar } from '#platform';
 import { TagIdsField } from './fields.js';
 
 /** Operations one `POST /tags/batch` may carry (DESIGN 12). */
@@ -32,6 +32,7 @@ export class TagBatchOperationDto {
   @ApiProperty({ example: 'pet', description: "an id that cannot exist is that operation's 404" })
   @IsString()
   @Length(1, 64)
+  @NoControlChars()
   entityId!: string;
 
   @TagIdsField(true) tagIds!: string[];
