@@ -395,15 +395,17 @@ describe('POST /oauth2/token', () => {
       expect(realAnswers.map((r) => r.statusCode)).toEqual(Array(realCount).fill(200));
       const statuses = floodAnswers.map((r) => r.statusCode);
       expect(statuses.filter((code) => code === 401)).toHaveLength(30);
-      expect(statuses.filter((code) => code === 429)).toHaveLength(90);
-      for (const locked of floodAnswers.filter((r) => r.statusCode === 429)) {
-        expect(locked.json()).toMatchObject({ error: 'invalid_client' });
-        expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
+      // Refused while the first thirty were in flight, before any failed: busy (503), not locked (429).
+      expect(statuses.filter((code) => code === 503)).toHaveLength(90);
+      for (const busy of floodAnswers.filter((r) => r.statusCode === 503)) {
+        expect(busy.json()).toMatchObject({ error: 'temporarily_unavailable' });
+        expect(Number(busy.headers['retry-after'])).toBeGreaterThan(0);
       }
       // Thirty secret checks for the whole flood (a refusal costs none), one per real request.
       expect(checks).toHaveBeenCalledTimes(30 + realCount);
-      // The flooding address is locked for every client id alike, real ones included (DESIGN 10).
-      expect((await real('10.66.0.1')).statusCode).toBe(429);
+      // Thirty failures lock the flooding address for every client id alike, real ones included (DESIGN 10).
+      const locked = await real('10.66.0.1');
+      expect([locked.statusCode, locked.json<{ error: string }>().error]).toEqual([429, 'invalid_client']);
     } finally {
       checks.mockRestore();
     }

@@ -1,12 +1,28 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { FAILURE_WINDOW_MS, FailureLimiter, MAX_PAIR_FAILURES, type Attempt } from './failure-limiter.js';
+import {
+  FAILURE_WINDOW_MS,
+  FailureLimiter,
+  MAX_ADDRESS_FAILURES,
+  MAX_PAIR_FAILURES,
+  type Attempt,
+  type Refusal,
+} from './failure-limiter.js';
 
-/** The admitted attempt; a refusal (seconds to wait) fails the test. */
+/** The admitted attempt; a refusal fails the test. */
 function admitted(limiter: FailureLimiter, clientId: string, address: string): Attempt {
   const attempt = limiter.admit(clientId, address);
-  if (typeof attempt === 'number') throw new Error(`refused for ${attempt} s`);
+  if ('retryAfter' in attempt) throw new Error(`refused for ${attempt.retryAfter} s`);
   return attempt;
 }
+
+/** The refusal; an admitted attempt fails the test. */
+function refused(limiter: FailureLimiter, clientId: string, address: string): Refusal {
+  const attempt = limiter.admit(clientId, address);
+  if (!('retryAfter' in attempt)) throw new Error('admitted');
+  return attempt;
+}
+
+const isAdmitted = (result: Attempt | Refusal): boolean => !('retryAfter' in result);
 
 describe('FailureLimiter memory (DESIGN 10 lockout, kept per process)', () => {
   // Fake clock: the window is judged exactly, without waiting a minute.
@@ -26,7 +42,7 @@ describe('FailureLimiter memory (DESIGN 10 lockout, kept per process)', () => {
     expect(limiter.tracked()).toEqual({ pairs: 51, addresses: 51 });
     jest.advanceTimersByTime(FAILURE_WINDOW_MS / 2 + 1);
     // The next request drops the first fifty, out of the window now; the late one is not.
-    expect(typeof limiter.admit('next', '10.1.0.2')).toBe('object');
+    expect(isAdmitted(limiter.admit('next', '10.1.0.2'))).toBe(true);
     expect(limiter.tracked()).toEqual({ pairs: 1, addresses: 1 });
     jest.advanceTimersByTime(FAILURE_WINDOW_MS / 2);
     admitted(limiter, 'last', '10.1.0.3').failed();
@@ -38,9 +54,9 @@ describe('FailureLimiter memory (DESIGN 10 lockout, kept per process)', () => {
     for (let i = 0; i < MAX_PAIR_FAILURES; i++) admitted(limiter, 'locked', '10.2.0.1').failed();
     jest.advanceTimersByTime(FAILURE_WINDOW_MS - 1000);
     admitted(limiter, 'other', '10.2.0.2').failed();
-    expect(limiter.admit('locked', '10.2.0.1')).toBe(1);
+    expect(refused(limiter, 'locked', '10.2.0.1')).toEqual({ retryAfter: 1, busy: false });
     jest.advanceTimersByTime(1000);
-    expect(typeof limiter.admit('locked', '10.2.0.1')).toBe('object');
+    expect(isAdmitted(limiter.admit('locked', '10.2.0.1'))).toBe(true);
   });
 
   it('counts text that cannot be a client id under one key per address, never under its own text', () => {
@@ -49,10 +65,30 @@ describe('FailureLimiter memory (DESIGN 10 lockout, kept per process)', () => {
     for (let i = 0; i < MAX_PAIR_FAILURES; i++) admitted(limiter, sprayed(i), '10.3.0.1').failed();
     expect(limiter.tracked()).toEqual({ pairs: 1, addresses: 1 });
     // Shared, so the eleventh is locked as a repeated made-up id is; a valid-looking id is not.
-    expect(limiter.admit(sprayed(99), '10.3.0.1')).toBeGreaterThan(0);
-    expect(limiter.admit('has space', '10.3.0.1')).toBeGreaterThan(0);
-    expect(typeof limiter.admit('made-up', '10.3.0.1')).toBe('object');
+    expect(refused(limiter, sprayed(99), '10.3.0.1').retryAfter).toBeGreaterThan(0);
+    expect(refused(limiter, 'has space', '10.3.0.1').retryAfter).toBeGreaterThan(0);
+    expect(isAdmitted(limiter.admit('made-up', '10.3.0.1'))).toBe(true);
     // Another address has its own placeholder.
-    expect(typeof limiter.admit(sprayed(99), '10.3.0.2')).toBe('object');
+    expect(isAdmitted(limiter.admit(sprayed(99), '10.3.0.2'))).toBe(true);
+  });
+
+  it("counts a pair's failures within the minute whatever succeeded between them (DESIGN 10)", () => {
+    const limiter = new FailureLimiter();
+    for (let i = 0; i < MAX_PAIR_FAILURES / 2; i++) admitted(limiter, 'flaky', '10.4.0.1').failed();
+    admitted(limiter, 'flaky', '10.4.0.1').succeeded();
+    for (let i = 0; i < MAX_PAIR_FAILURES / 2; i++) admitted(limiter, 'flaky', '10.4.0.1').failed();
+    expect(refused(limiter, 'flaky', '10.4.0.1').busy).toBe(false);
+  });
+
+  it("refuses attempts beyond the address's allowance as busy while they are only in flight, not as failures", () => {
+    const limiter = new FailureLimiter();
+    const inFlight = Array.from({ length: MAX_ADDRESS_FAILURES }, (_, i) => admitted(limiter, `c-${i}`, '10.5.0.1'));
+    expect(refused(limiter, 'one-more', '10.5.0.1')).toEqual({ retryAfter: 1, busy: true });
+    inFlight[0]?.succeeded();
+    admitted(limiter, 'one-more', '10.5.0.1').succeeded();
+    // Failures, not attempts in flight, make the lock: all thirty failing lock the address.
+    for (const attempt of inFlight.slice(1)) attempt.failed();
+    admitted(limiter, 'last', '10.5.0.1').failed();
+    expect(refused(limiter, 'real', '10.5.0.1').busy).toBe(false);
   });
 });

@@ -15,10 +15,19 @@ const NOT_A_CLIENT_ID = '(not a client id)';
 export interface Attempt {
   /** The secret did not match (or the client does not exist): a failure for the pair and the address. */
   failed(): void;
-  /** The secret matched: the pair's failures are forgotten (the address's are not). */
+  /** The secret matched: nothing is forgotten (DESIGN 10 counts failures within a minute, successes between them or not). */
   succeeded(): void;
   /** No verdict (the check could not run): the attempt counts for nothing. */
   abandoned(): void;
+}
+
+/**
+ * A refused attempt: seconds to wait, and whether only attempts still in flight fill the allowance (`busy`:
+ * answered 503 like any cap on checks in flight, DESIGN 10) rather than failures (429).
+ */
+export interface Refusal {
+  readonly retryAfter: number;
+  readonly busy: boolean;
 }
 
 /** Failure timestamps per key, oldest key first, bounded and dropped once out of the window, so memory stays flat. */
@@ -38,17 +47,18 @@ class FailureLog {
     return this.failures.size;
   }
 
-  /** Seconds until an attempt would be admitted, or undefined when it is admitted now. */
-  lockedFor(key: string): number | undefined {
+  /** Why and how long an attempt must wait, or undefined when it is admitted now. */
+  lockedFor(key: string): Refusal | undefined {
     this.prune();
     const recent = this.recent(key);
+    if (recent.length >= this.limit) {
+      // Failures wait until enough of them leave the window.
+      const expiring = recent[recent.length - this.limit] ?? this.now();
+      return { retryAfter: Math.max(1, Math.ceil((expiring + FAILURE_WINDOW_MS - this.now()) / 1000)), busy: false };
+    }
     const pending = this.countsPending ? (this.pending.get(key) ?? 0) : 0;
-    if (recent.length + pending < this.limit) return undefined;
-    // Attempts in flight settle within a check's time; failures wait until enough of them leave the window.
-    const mustExpire = recent.length + pending - this.limit;
-    const expiring = recent[mustExpire];
-    if (expiring === undefined) return 1;
-    return Math.max(1, Math.ceil((expiring + FAILURE_WINDOW_MS - this.now()) / 1000));
+    // Attempts in flight settle within a check's time.
+    return recent.length + pending < this.limit ? undefined : { retryAfter: 1, busy: true };
   }
 
   begin(key: string): void {
@@ -73,10 +83,6 @@ class FailureLog {
     }
   }
 
-  forget(key: string): void {
-    this.failures.delete(key);
-  }
-
   /** Forgets keys whose last failure left the window: oldest first (the map's order), so each costs once. */
   private prune(): void {
     const since = this.now() - FAILURE_WINDOW_MS;
@@ -96,7 +102,8 @@ class FailureLog {
  * Failed client authentications per (client id, address) and per address, in this process (DESIGN 10).
  * Existing and made-up ids are counted alike, so no answer tells them apart; keyed by address, so
  * failures from other addresses never lock a client out. Attempts in flight count toward the address's
- * limit until they settle, so a concurrent flood gets no more secret checks than that limit allows.
+ * limit until they settle, so a concurrent flood gets no more secret checks than that limit allows; the
+ * attempts beyond it are 503 (busy), only failures make the 429.
  */
 @Injectable()
 export class FailureLimiter {
@@ -116,13 +123,16 @@ export class FailureLimiter {
     return { pairs: this.pairs.size, addresses: this.addresses.size };
   }
 
-  /** Seconds to wait when the pair or the address is locked; else the admitted attempt, to be settled once. */
-  admit(clientId: string, address: string): number | Attempt {
+  /** The refusal when the pair or the address is locked (failures first); else the admitted attempt, to be settled once. */
+  admit(clientId: string, address: string): Refusal | Attempt {
     // Text that cannot be a client id (a 16 KB spray) is counted under one fixed key, never kept as it came.
     const pair = `${address}\u0000${isClientId(clientId) ? clientId : NOT_A_CLIENT_ID}`;
-    const pairWait = this.pairs.lockedFor(pair);
-    const addressWait = this.addresses.lockedFor(address);
-    if (pairWait !== undefined || addressWait !== undefined) return Math.max(pairWait ?? 0, addressWait ?? 0);
+    const refusals = [this.pairs.lockedFor(pair), this.addresses.lockedFor(address)].filter((r) => r !== undefined);
+    if (refusals.length > 0) {
+      const locked = refusals.filter((r) => !r.busy);
+      const wait = Math.max(...refusals.map((r) => r.retryAfter));
+      return { retryAfter: wait, busy: locked.length === 0 };
+    }
     this.pairs.begin(pair);
     this.addresses.begin(address);
     let settled = false;
@@ -139,7 +149,7 @@ export class FailureLimiter {
           this.pairs.fail(pair);
           this.addresses.fail(address);
         }),
-      succeeded: () => settle(() => this.pairs.forget(pair)),
+      succeeded: () => settle(() => undefined),
       abandoned: () => settle(() => undefined),
     };
   }

@@ -108,13 +108,23 @@ export class TokenIssuerService {
     return credentials;
   }
 
-  /** 429 for a locked pair or address before any lookup or hash, so a refusal costs nothing and tells nothing. */
+  /**
+   * 429 for a pair or address locked by failures, 503 while its attempts in flight fill the address's allowance,
+   * both before any lookup or hash, so a refusal costs nothing and tells nothing.
+   */
   private admit(clientId: string, address: string): Attempt {
     const admitted = this.limiter.admit(clientId, address);
-    if (typeof admitted !== 'number') return admitted;
-    throw oauthError(429, 'invalid_client', `Too many failed authentications; retry after ${admitted} s`, {
-      'retry-after': String(admitted),
-    });
+    if (!('retryAfter' in admitted)) return admitted;
+    const headers = { 'retry-after': String(admitted.retryAfter) };
+    if (admitted.busy) {
+      throw oauthError(503, 'temporarily_unavailable', 'Too many token requests at once; retry shortly', headers);
+    }
+    throw oauthError(
+      429,
+      'invalid_client',
+      `Too many failed authentications; retry after ${admitted.retryAfter} s`,
+      headers,
+    );
   }
 }
 
