@@ -2,6 +2,7 @@ import { SignJWT, type JWTPayload } from 'jose';
 import { generateKeyPairSync, createPrivateKey, randomBytes, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { jwkThumbprint } from './jwk-thumbprint.js';
 
 export const DEV_KEY_ALG = 'ES256';
 
@@ -13,10 +14,11 @@ export interface DevKey {
 
 const fileIn = (dataDir: string): string => join(dataDir, 'dev-keys', 'es256.private.jwk.json');
 
-function fromJwk(jwk: JsonWebKey & { kid: string }): DevKey {
-  const { d: _d, ...publicJwk } = jwk;
+/** The key of a stored JWK; its `kid` is its RFC 7638 thumbprint (DESIGN 10), whatever the file says. */
+function fromJwk(jwk: JsonWebKey): DevKey {
+  const { d: _d, kid: _kid, ...publicJwk } = jwk as JsonWebKey & { kid?: string };
   return {
-    kid: jwk.kid,
+    kid: jwkThumbprint(publicJwk),
     privateKey: createPrivateKey({ key: jwk, format: 'jwk' }),
     publicJwk: { ...publicJwk, alg: DEV_KEY_ALG, use: 'sig' },
   };
@@ -26,12 +28,12 @@ function fromJwk(jwk: JsonWebKey & { kid: string }): DevKey {
 export async function ensureDevKey(dataDir: string): Promise<DevKey> {
   const file = fileIn(dataDir);
   try {
-    return fromJwk(JSON.parse(await readFile(file, 'utf8')) as JsonWebKey & { kid: string });
+    return fromJwk(JSON.parse(await readFile(file, 'utf8')) as JsonWebKey);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const jwk = { ...privateKey.export({ format: 'jwk' }), kid: `dev-${Date.now().toString(36)}` };
+  const jwk = privateKey.export({ format: 'jwk' });
   await mkdir(join(dataDir, 'dev-keys'), { recursive: true, mode: 0o700 });
   // Written whole to a private temporary file, then linked into place: a reader never sees half a key, and
   // when two processes start together the first link wins and the other reads that key.
@@ -41,7 +43,7 @@ export async function ensureDevKey(dataDir: string): Promise<DevKey> {
     await link(temporary, file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return fromJwk(JSON.parse(await readFile(file, 'utf8')) as JsonWebKey & { kid: string });
+    return fromJwk(JSON.parse(await readFile(file, 'utf8')) as JsonWebKey);
   } finally {
     await unlink(temporary);
   }

@@ -1,7 +1,10 @@
-import { createHash, createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { SignJWT, type JWTPayload } from 'jose';
 import { ensureDevKey } from './dev-keys.js';
+import { jwkThumbprint } from './jwk-thumbprint.js';
+
+export { jwkThumbprint } from './jwk-thumbprint.js';
 
 export type IssuerAlgorithm = 'ES256' | 'RS256';
 
@@ -15,35 +18,18 @@ export interface IssuerKey {
   readonly publicJwk: JsonWebKey;
 }
 
-/** RFC 7638 members per key type, in the lexicographic order the thumbprint hashes them. */
-const THUMBPRINT_MEMBERS: Readonly<Record<string, readonly string[]>> = {
-  EC: ['crv', 'kty', 'x', 'y'],
-  RSA: ['e', 'kty', 'n'],
-  OKP: ['crv', 'kty', 'x'],
-};
-
-/** RFC 7638 JWK thumbprint (SHA-256, base64url). */
-export function jwkThumbprint(jwk: JsonWebKey): string {
-  const members = THUMBPRINT_MEMBERS[jwk.kty ?? ''];
-  if (members === undefined) throw new Error(`no thumbprint for key type ${String(jwk.kty)}`);
-  const record = jwk as Record<string, unknown>;
-  const canonical = `{${members.map((m) => `${JSON.stringify(m)}:${JSON.stringify(record[m])}`).join(',')}}`;
-  return createHash('sha256').update(canonical).digest('base64url');
-}
-
 function algorithmOf(key: KeyObject): IssuerAlgorithm {
   if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return 'ES256';
   if (key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048) return 'RS256';
   throw new Error('issuer keys must be EC P-256 (ES256) or RSA of at least 2048 bits (RS256)');
 }
 
-/** The issuer key for a private key object; `kid` defaults to its RFC 7638 thumbprint. */
-export function issuerKeyOf(privateKey: KeyObject, kidOverride?: string): IssuerKey {
+/** The issuer key for a private key object; its `kid` is its RFC 7638 thumbprint (DESIGN 10), the dev key's too. */
+export function issuerKeyOf(privateKey: KeyObject): IssuerKey {
   const alg = algorithmOf(privateKey);
   const publicKey = createPublicKey(privateKey);
   const jwk = publicKey.export({ format: 'jwk' });
-  // The dev key keeps the kid it was generated with, under which the verifiers already know it.
-  const kid = kidOverride ?? jwkThumbprint(jwk);
+  const kid = jwkThumbprint(jwk);
   return { kid, alg, privateKey, publicKey, publicJwk: { ...jwk, kid, alg, use: 'sig' } };
 }
 
@@ -99,5 +85,5 @@ export class IssuerKeyRing {
 export async function issuerKeyRingFor(keyFile: string | undefined, dataDir: string): Promise<IssuerKeyRing> {
   if (keyFile !== undefined) return new IssuerKeyRing(await loadIssuerKeys(keyFile));
   const dev = await ensureDevKey(dataDir);
-  return new IssuerKeyRing([issuerKeyOf(dev.privateKey, dev.kid)]);
+  return new IssuerKeyRing([issuerKeyOf(dev.privateKey)]);
 }
