@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { calculateJwkThumbprint, type JWK } from 'jose';
+import { calculateJwkThumbprint } from 'jose';
 import { ensureDevKey } from './dev-keys.js';
 
 describe('ensureDevKey', () => {
@@ -17,7 +17,7 @@ describe('ensureDevKey', () => {
   it("names the key by its RFC 7638 thumbprint (DESIGN 10), a file's older kid included", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'bindery-devkey-'));
     const key = await ensureDevKey(dir);
-    const thumbprint = await calculateJwkThumbprint(key.publicJwk as JWK, 'sha256');
+    const thumbprint = await calculateJwkThumbprint(key.publicJwk, 'sha256');
     expect(key.kid).toBe(thumbprint);
     // A key generated before kept `dev-<time>` in its file: it is named by its thumbprint all the same.
     const file = join(dir, 'dev-keys', 'es256.private.jwk.json');
