@@ -292,6 +292,23 @@ describe('a write that changes nothing (DESIGN 14)', () => {
     // A real change still counts.
     expect((await put('properties', { properties: { 'a.b': 2 } })).headers.etag).toBe('W/"3"');
   });
+
+  it('an empty write to a layer that does not exist creates nothing: 200 with W/"0", no version, no layer', async () => {
+    const host = unique('nc-new');
+    const q = `host=${host}&serviceId=svc`;
+    const props = await write('PUT', 'properties', q, { properties: {} });
+    expect([props.statusCode, props.headers.etag, props.json<{ properties: unknown }>().properties]).toEqual([
+      200,
+      'W/"0"',
+      {},
+    ]);
+    const files = await write('PUT', 'files', `${q}&kind=cert`, { files: {} });
+    expect([files.statusCode, files.headers.etag]).toEqual([200, 'W/"0"']);
+    expect((await history(q)).total).toBe(0);
+    const listed = await call(api, 'GET', `/config-server/admin/layers?host=${host}`, { token: alice });
+    expect(listed.json<{ layers: unknown[] }>().layers).toEqual([]);
+    expect(await configEvents(host, alice)).toHaveLength(0);
+  });
 });
 
 describe('rollback', () => {

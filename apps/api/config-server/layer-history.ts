@@ -18,11 +18,14 @@ export class UnchangedLayer extends Error {
   }
 }
 
-/** Throws `UnchangedLayer` for a version that changed no name of an existing layer (its creation always counts). */
+/**
+ * Throws `UnchangedLayer` for a version that changed no name (DESIGN 14), also when it would create the layer
+ * empty: the transaction rolls back, so the layer goes on not existing (`W/"0"`).
+ */
 function changed(appended: AppendedVersion): AppendedVersion {
   const { added, changed: modified, removed } = appended.change;
   const previous = appended.version - 1;
-  if (previous > 0 && added.length + modified.length + removed.length === 0) throw new UnchangedLayer(previous);
+  if (added.length + modified.length + removed.length === 0) throw new UnchangedLayer(previous);
   return appended;
 }
 

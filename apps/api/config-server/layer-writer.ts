@@ -113,7 +113,8 @@ export class LayerWriter {
     const { properties, files } = await this.reader.current(layer, editedKinds(edits), tx, layer.previous);
     const next = applyEdits(properties, files, edits);
     const { change, keys } = diff(properties, files, next.properties, next.files);
-    if (layer.previous > 0 && keys.length === 0) throw new UnchangedLayer(layer.previous);
+    // Creating a layer with nothing in it changes nothing either: no version, the row rolls back (W/"0").
+    if (keys.length === 0) throw new UnchangedLayer(layer.previous);
 
     // Contents not stored yet: new or changed ones, and plaintext rows of a kind this write rewrites.
     const fresh = FILE_KINDS.flatMap((kind) =>
