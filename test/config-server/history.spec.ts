@@ -386,6 +386,8 @@ describe('rollback', () => {
     expect(missing.result.statusCode).toBe(428);
     expect(missing.queries).toBe(0);
     expect((await rollback(q, 9, { 'if-match': 'W/"2"' })).statusCode).toBe(404);
+    // DESIGN 3: 404 before 412, so an unknown version with a stale If-Match is 404 too.
+    expect((await rollback(q, 9, { 'if-match': 'W/"1"' })).statusCode).toBe(404);
     expect((await rollback(`host=${host}&serviceId=none`, 1, { 'if-match': 'W/"0"' })).statusCode).toBe(404);
     expect((await rollback(q, 0, { 'if-match': 'W/"2"' })).statusCode).toBe(400);
     expect(await layer(q)).toEqual(before);

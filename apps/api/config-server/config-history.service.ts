@@ -89,7 +89,7 @@ export class ConfigHistoryService implements OnModuleInit, OnApplicationShutdown
     return toVersionContentView(contentOf(opened, withContents));
   }
 
-  /** Makes `version`'s content current as the layer's next version; 412 stale `If-Match`, 404 not kept. */
+  /** Makes `version`'s content current as the layer's next version; 404 not kept, then 412 stale `If-Match`. */
   async rollback(
     author: ChangeAuthor,
     address: LayerAddress,
@@ -99,10 +99,11 @@ export class ConfigHistoryService implements OnModuleInit, OnApplicationShutdown
     const written = this.work.run(async (tx) => {
       const existing = await this.layers.in(tx).find(address, true);
       if (existing === null) throw unknownVersion(version);
+      // DESIGN 3's order: an unknown version (404) before a stale If-Match (412).
+      const old = await this.reader.version({ layerId: existing.layerId, address }, version, tx);
+      if (old === null) throw unknownVersion(version);
       if (!versionMatches(condition, existing.aggregateVersion)) throw stale(existing.aggregateVersion);
       const { layerId, previous } = await this.layers.in(tx).upsertVersioned(address, author.actor);
-      const old = await this.reader.version({ layerId, address }, version, tx);
-      if (old === null) throw unknownVersion(version);
       const appended = await this.writer.write(tx, { layerId, address, previous }, [{ restore: old.content }], author);
       return {
         view: { ...address, ...toVersionContentView(contentOf({ ...old, record: appended }, false)) },
