@@ -18,7 +18,7 @@ let q: string;
 beforeAll(async () => {
   api = await startApi({ LOG_LEVEL: 'silent' });
   alice = await token({ sub: 'alice', scope: 'portal.admin' });
-  // One version, so version 1 exists; rollbacks send a stale If-Match, so a valid version reaches the 412.
+  // One version, so version 1 exists; rollbacks send a stale If-Match, so version 1 reaches the 412.
   q = `host=${unique('vp')}&serviceId=svc`;
   const put = await call(api, 'PUT', `/config-server/admin/properties?${q}`, {
     token: alice,
@@ -95,8 +95,10 @@ describe('version parameter (property, real api)', () => {
           expect(result.json<{ errors: { field: string }[] }>().errors.map((e) => e.field)).toContain('version');
           expect([label, queries]).toEqual([label, 0]);
         } else {
-          // A valid version gets past validation: the stale If-Match (412), or version 1's content or 404.
-          const expected = kind === 'rollback' ? 412 : BigInt(text) === 1n ? 200 : 404;
+          // A valid version gets past validation: version 1 exists (rollback: then the stale If-Match, 412;
+          // history: its content), any other is 404, before the If-Match is judged (DESIGN 3: 404 before 412).
+          const exists = BigInt(text) === 1n;
+          const expected = kind === 'rollback' ? (exists ? 412 : 404) : exists ? 200 : 404;
           expect([label, result.statusCode]).toEqual([label, expected]);
         }
       }),
@@ -109,7 +111,7 @@ describe('version parameter (property, real api)', () => {
 
   it.each([
     ['1', 412, 200],
-    ['2147483647', 412, 404],
+    ['2147483647', 404, 404],
     ['2147483648', 400, 400],
     ['01', 400, 400],
     [' 1', 400, 400],
