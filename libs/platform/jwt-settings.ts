@@ -1,6 +1,6 @@
 import { bool, positiveInt, SettingsError, text, url, type Env } from './env-values.js';
 
-/** The settings of the tokens Bindery verifies and issues (DESIGN 6.1, 10), checked as loadSettings reads them. */
+// The settings of the tokens Bindery verifies and issues (DESIGN 6.1, 10), checked as loadSettings reads them.
 
 /** Algorithms passport-jwt (jsonwebtoken) can verify with a public key; `none`, HMAC and EdDSA are not here. */
 export const ASYMMETRIC_ALGORITHMS = [

@@ -127,11 +127,12 @@ export class FailureLimiter {
   admit(clientId: string, address: string): Refusal | Attempt {
     // Text that cannot be a client id (a 16 KB spray) is counted under one fixed key, never kept as it came.
     const pair = `${address}\u0000${isClientId(clientId) ? clientId : NOT_A_CLIENT_ID}`;
-    const refusals = [this.pairs.lockedFor(pair), this.addresses.lockedFor(address)].filter((r) => r !== undefined);
-    if (refusals.length > 0) {
-      const locked = refusals.filter((r) => !r.busy);
-      const wait = Math.max(...refusals.map((r) => r.retryAfter));
-      return { retryAfter: wait, busy: locked.length === 0 };
+    const pairLock = this.pairs.lockedFor(pair);
+    const addressLock = this.addresses.lockedFor(address);
+    if (pairLock !== undefined || addressLock !== undefined) {
+      // Only the address counts attempts in flight, so only it can be busy; a failure lock wins.
+      const retryAfter = Math.max(pairLock?.retryAfter ?? 0, addressLock?.retryAfter ?? 0);
+      return { retryAfter, busy: pairLock === undefined && addressLock?.busy === true };
     }
     this.pairs.begin(pair);
     this.addresses.begin(address);

@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID, type KeyObject } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { WebSocket } from 'ws';
-import type { KeyObject } from 'node:crypto';
 import type { Deadline } from '#platform';
 import type { Principal } from '#token-binding';
 import { JSONRPC_ERRORS, JsonRpcError } from '../../jsonrpc/jsonrpc.js';

@@ -48,7 +48,7 @@ export class RpcTokenGuard implements CanActivate {
       if (!this.verifier.trusts(held.key)) throw unauthorized();
       call.principal = held.principal;
     } else {
-      const verified = await this.verified(token);
+      const verified = await verifyForSocket(this.verifier, token);
       call.principal = verified.principal;
       // The first registration's params.jwt: the socket's token from now on, whatever its binding and params.
       this.connections.adopt(connection, verified);
@@ -62,14 +62,15 @@ export class RpcTokenGuard implements CanActivate {
     }
     return true;
   }
+}
 
-  private async verified(token: string): Promise<VerifiedToken> {
-    try {
-      return { token, ...(await this.verifier.verifyKeyed(token)) };
-    } catch (error) {
-      if (error instanceof KeySourceUnavailableError) throw unavailable('Token keys are unavailable; try again');
-      throw unauthorized();
-    }
+/** A token a socket will act with, verified: -32001 when it fails, 503 while the token keys are unreachable. */
+export async function verifyForSocket(verifier: TokenVerifier, token: string): Promise<VerifiedToken> {
+  try {
+    return { token, ...(await verifier.verifyKeyed(token)) };
+  } catch (error) {
+    if (error instanceof KeySourceUnavailableError) throw unavailable('Token keys are unavailable; try again');
+    throw unauthorized();
   }
 }
 

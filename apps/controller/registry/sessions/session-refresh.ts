@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { can, KeySourceUnavailableError, TokenVerifier, type Principal } from '#token-binding';
-import type { RegistryConnection, VerifiedToken } from './connection.js';
-import { forbidden, refreshMismatch, unauthorized, unavailable } from '../registry.errors.js';
+import { can, TokenVerifier, type Principal } from '#token-binding';
+import type { RegistryConnection } from './connection.js';
+import { verifyForSocket } from './rpc-token.guard.js';
+import { forbidden, refreshMismatch, unauthorized } from '../registry.errors.js';
 import type { RefreshResult } from '../runtime-instance.view.js';
 
 /** The claims a refresh token must share with the socket's token (DESIGN 8). */
@@ -21,7 +22,7 @@ export class SessionRefresh {
   async refresh(connection: RegistryConnection, params: unknown): Promise<RefreshResult> {
     const jwt = typeof params === 'object' && params !== null ? (params as { jwt?: unknown }).jwt : undefined;
     if (!connection.authenticated || typeof jwt !== 'string') throw unauthorized();
-    const fresh = await this.verify(jwt);
+    const fresh = await verifyForSocket(this.verifier, jwt);
     // The method's declared capability (DESIGN 16), judged on the token that would take over the socket.
     if (!can(fresh.principal, 'registry:register')) throw forbidden('The token lacks the capability registry:register');
     // Read after the verification: a refresh that finished meanwhile is what this one must match.
@@ -30,17 +31,8 @@ export class SessionRefresh {
     for (const claim of BOUND_CLAIMS) {
       if (boundValue(fresh.principal, claim) !== boundValue(held, claim)) throw refreshMismatch(claim);
     }
-    connection.refresh({ token: jwt, principal: fresh.principal, key: fresh.key });
+    connection.refresh(fresh);
     return { status: 'refreshed', exp: Number(fresh.principal.claims.exp) };
-  }
-
-  private async verify(jwt: string): Promise<Omit<VerifiedToken, 'token'>> {
-    try {
-      return await this.verifier.verifyKeyed(jwt);
-    } catch (error) {
-      if (error instanceof KeySourceUnavailableError) throw unavailable('Token keys are unavailable; try again');
-      throw unauthorized();
-    }
   }
 }
 
