@@ -16,6 +16,7 @@ export {
   forbidden,
   JsonErrorException,
   notFound,
+  OAUTH_ERRORS,
   PlainTextException,
   preconditionFailed,
   PROBLEM_CONTENT_TYPE,

@@ -111,6 +111,8 @@ interface Rendered {
   readonly contentType: string;
   readonly body: string;
   readonly headers: Readonly<Record<string, string>>;
+  /** A problem's `detail`, kept for a route that answers RFC 6749 errors instead. */
+  readonly detail?: string;
 }
 
 export function problemBody(
@@ -193,29 +195,58 @@ export function renderError(error: unknown): Rendered {
       contentType: PROBLEM_CONTENT_TYPE,
       body: problemBody(status, error.message, error.extras.errors, error.extras.type),
       headers: error.extras.headers ?? {},
+      detail: error.message,
     };
   }
   if (error instanceof HttpException) {
     const status = error.getStatus();
     let detail = status >= 500 ? titleFor(status) : error.message;
     if (status === 404) detail = noRouteDetail(error.message) ?? detail;
-    return { status, contentType: PROBLEM_CONTENT_TYPE, body: problemBody(status, detail), headers: {} };
+    return { status, contentType: PROBLEM_CONTENT_TYPE, body: problemBody(status, detail), headers: {}, detail };
   }
   if (isFastifyError(error) && error.statusCode !== undefined && error.statusCode < 500) {
     const status = error.statusCode;
     const detail = FASTIFY_DETAILS[error.code ?? ''] ?? titleFor(status);
-    return { status, contentType: PROBLEM_CONTENT_TYPE, body: problemBody(status, detail), headers: {} };
+    return { status, contentType: PROBLEM_CONTENT_TYPE, body: problemBody(status, detail), headers: {}, detail };
   }
   return {
     status: 500,
     contentType: PROBLEM_CONTENT_TYPE,
     body: problemBody(500, 'Internal Server Error'),
     headers: {},
+    detail: 'Internal Server Error',
+  };
+}
+
+/**
+ * Route config (`@RouteConfig(OAUTH_ERRORS)`) of a route whose every error is RFC 6749 5.2's JSON (the token
+ * endpoint, DESIGN 3 and 10), those raised before it runs (body format, size, query) included.
+ */
+export const OAUTH_ERRORS = { oauthErrors: true } as const;
+
+const answersOAuth = (reply: FastifyReply): boolean =>
+  (reply.request.routeOptions.config as { oauthErrors?: unknown } | undefined)?.oauthErrors === true;
+
+/**
+ * A problem as RFC 6749 5.2 JSON. A body that is not a UTF-8 form is `invalid_request` 400 whatever its type (as
+ * a JSON one always was), not 415; the status names any other cause (413 stays 413).
+ */
+function asOAuthError(rendered: Rendered): Rendered {
+  if (rendered.detail === undefined) return rendered;
+  const unsupported = rendered.status === 415;
+  const status = unsupported ? 400 : rendered.status;
+  const error = status === 503 ? 'temporarily_unavailable' : status >= 500 ? 'server_error' : 'invalid_request';
+  const description = unsupported ? 'The body must be application/x-www-form-urlencoded in UTF-8' : rendered.detail;
+  return {
+    status,
+    contentType: 'application/json; charset=utf-8',
+    body: JSON.stringify({ error, error_description: description }),
+    headers: { 'cache-control': 'no-store', ...rendered.headers },
   };
 }
 
 export function sendError(reply: FastifyReply, error: unknown): void {
-  const rendered = renderError(error);
+  const rendered = answersOAuth(reply) ? asOAuthError(renderError(error)) : renderError(error);
   if (isDatabaseUnavailable(error)) {
     // Expected while PostgreSQL restarts: the request's own warning line says why, never the statement.
     addToRequestLine(reply.request, { reason: reasonOf(error) });

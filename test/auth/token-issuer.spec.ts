@@ -483,6 +483,42 @@ describe('POST /oauth2/token', () => {
     expect(res.statusCode).toBe(415);
   });
 
+  // DESIGN 3 and 10: every error of the token endpoint is RFC 6749 5.2 JSON, body-format refusals included.
+  it.each([
+    ['a JSON body', 'application/json', '{"grant_type":"client_credentials"}', 400],
+    ['malformed JSON', 'application/json', '{"grant_type":', 400],
+    ['a text body', 'text/plain', 'grant_type=client_credentials', 400],
+    ['a form in ISO-8859-1', 'application/x-www-form-urlencoded; charset=iso-8859-1', 'grant_type=x', 400],
+    ['a form over 16 KiB', 'application/x-www-form-urlencoded', `grant_type=x&pad=${'a'.repeat(17_000)}`, 413],
+  ])('%s is %i invalid_request as RFC 6749 JSON, not problem+json', async (_name, type, payload, status) => {
+    const res = await api.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      headers: { 'content-type': type, authorization: basic('nobody', 'x') },
+      payload,
+    });
+    expect([res.statusCode, res.headers['content-type'], res.headers['cache-control']]).toEqual([
+      status,
+      'application/json; charset=utf-8',
+      'no-store',
+    ]);
+    expect(res.json()).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
+  });
+
+  it('a malformed query string on the token endpoint is invalid_request too; other routes keep problem+json', async () => {
+    const token = await api.app.inject({ method: 'POST', url: '/oauth2/token?x=%zz' });
+    expect([token.statusCode, token.json()]).toEqual([
+      400,
+      { error: 'invalid_request', error_description: 'Malformed percent-encoding in the query string' },
+    ]);
+    const tags = await api.app.inject({
+      method: 'GET',
+      url: '/tags?x=%zz',
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    expect([tags.statusCode, tags.headers['content-type']]).toEqual([400, 'application/problem+json; charset=utf-8']);
+  });
+
   it('never logs a secret (plain, in a Basic header, posted, or wrong), an issued token or the private key', async () => {
     const client = await runtimeClient();
     const header = basic(client.clientId, client.clientSecret);

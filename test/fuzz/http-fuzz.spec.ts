@@ -482,6 +482,8 @@ function contractViolations(request: FuzzRequest, r: RawResponse): string[] {
       found.push(`415 for ${JSON.stringify(type)}, which is ${tokenEndpoint ? 'a form' : 'JSON'} in UTF-8`);
     }
   }
+  // DESIGN 10: the token endpoint answers a body it cannot read as RFC 6749's invalid_request (400), never 415.
+  if (r.status === 415 && tokenEndpoint && request.method === 'POST') found.push('415 on the token endpoint');
   const controlled = request.query
     .slice(1)
     .split('&')

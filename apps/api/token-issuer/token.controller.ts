@@ -1,7 +1,8 @@
 import { Body, Controller, Get, Header, Headers, HttpCode, Inject, Post, Req } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { Public, SETTINGS, type FormFields, type Settings } from '#platform';
+import { OAUTH_ERRORS, Public, SETTINGS, type FormFields, type Settings } from '#platform';
 import { IssuerKeyRing } from '#token-binding';
 import { ISSUER_KEYS, TokenIssuerService, type TokenAnswer } from './token-issuer.service.js';
 
@@ -30,6 +31,7 @@ export class TokenController {
   ) {}
 
   @Post(TOKEN_PATH)
+  @RouteConfig(OAUTH_ERRORS)
   @HttpCode(200)
   @Header('cache-control', 'no-store')
   @Header('pragma', 'no-cache')
