@@ -70,7 +70,9 @@ await runBenchmark(
     const adminWith = (keys) => {
       const vault = new ConfigVault(keys, new database.ConfigKeyRepository(source));
       const reader = new LayerReader(store, history, vault);
-      return new ConfigAdminService(work, layers, reader, new LayerWriter(layers, history, store, reader, vault));
+      // CONFIG_HISTORY_MAX_VERSIONS at its default: the layers pass it, so writes prune their oldest version.
+      const writer = new LayerWriter(layers, history, store, reader, vault, 1000);
+      return new ConfigAdminService(work, layers, reader, writer);
     };
     const sealedAdmin = adminWith(new ConfigKeys(parseKeyRing(`bench: ${randomBytes(32).toString('base64')}\n`)));
     const admin = adminWith(new ConfigKeys(null, undefined));

@@ -45,7 +45,7 @@ async function main(argv: readonly string[]): Promise<void> {
     await runMigrations(dataSource);
     const keys = await configKeysFor(settings);
     if (keys.warning !== undefined) process.stderr.write(`config:import: ${keys.warning}\n`);
-    const summary = await importLayer(dataSource, plan, contents, keys);
+    const summary = await importLayer(dataSource, plan, contents, keys, settings.configStore.historyMaxVersions);
     const parts = [
       summary.properties === undefined ? undefined : count(summary.properties, 'property', 'properties'),
       summary.files === undefined ? undefined : `${count(summary.files, 'file')} of kind ${plan.kind}`,

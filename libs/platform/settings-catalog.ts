@@ -222,7 +222,8 @@ export const SETTINGS_CATALOG: readonly SettingDoc[] = [
   {
     name: 'CONFIG_HISTORY_MAX_VERSIONS',
     default: '`1000`',
-    meaning: 'versions per layer beyond this are pruned (hourly) whatever their age; at least 20',
+    meaning:
+      'versions per layer beyond this are pruned whatever their age, the oldest in the write that adds one more; at least 20',
   },
   {
     name: 'CONFIG_KEYRING_FILE',

@@ -129,7 +129,7 @@ describe('versions', () => {
       '--reason',
       'from git',
     ]);
-    await importLayer(db, plan, await readImport(plan), testConfigKeys());
+    await importLayer(db, plan, await readImport(plan), testConfigKeys(), 1000);
 
     const { total, versions } = await history(q);
     expect(total).toBe(8);

@@ -78,11 +78,12 @@ describe('config:import', () => {
       plan,
       { properties: { 'old.key': 1 }, files: new Map([['old.pem', Buffer.from('x')]]) },
       keys,
+      1000,
     );
-    const summary = await importLayer(db, plan, await readImport(plan), keys);
+    const summary = await importLayer(db, plan, await readImport(plan), keys, 1000);
     expect(summary).toEqual({ unchanged: false, properties: 6, files: 3 });
     // The same import again changes nothing: no version (DESIGN 14).
-    expect(await importLayer(db, plan, await readImport(plan), keys)).toEqual({
+    expect(await importLayer(db, plan, await readImport(plan), keys, 1000)).toEqual({
       unchanged: true,
       properties: 6,
       files: 3,
@@ -114,10 +115,10 @@ describe('config:import', () => {
     await mkdir(folder);
     await writeFile(join(folder, 'f.txt'), 'f');
     const onlyFolder = await parseImportArgs([...base, folder]);
-    await importLayer(db, onlyFolder, await readImport(onlyFolder), keys);
+    await importLayer(db, onlyFolder, await readImport(onlyFolder), keys, 1000);
     const onlyValues = await parseImportArgs([...base, values]);
     expect(onlyValues.filesDir).toBeUndefined();
-    await importLayer(db, onlyValues, await readImport(onlyValues), keys);
+    await importLayer(db, onlyValues, await readImport(onlyValues), keys, 1000);
     const query = { host, productId: 'prod', productVersion: '1.0' };
     expect(await read('configs', query, { host })).toEqual({ 'a.b': 1 });
     expect(await read('files', query, { host })).toEqual({ 'f.txt': Buffer.from('f').toString('base64') });

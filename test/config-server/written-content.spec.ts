@@ -34,7 +34,7 @@ describe('a sealed write diffs against the current version, kept or read', () =>
     const reader = new LayerReader(store, history, vault);
     // `in(tx)` answers Object.create(store): the bound copies see the spy on this instance.
     const read = jest.spyOn(store, 'current');
-    return { writer: new LayerWriter(layers, history, store, reader, vault), read };
+    return { writer: new LayerWriter(layers, history, store, reader, vault, 1000), read };
   }
 
   class Aborted extends Error {}

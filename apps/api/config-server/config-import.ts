@@ -173,9 +173,10 @@ export async function importLayer(
   plan: ImportPlan,
   contents: ImportContents,
   keys: ConfigKeys,
-  user = 'config-import',
+  maxVersions: number,
 ): Promise<ImportSummary> {
-  const writer = layerWriterFor(dataSource, keys);
+  const user = 'config-import';
+  const writer = layerWriterFor(dataSource, keys, maxVersions);
   const edits: LayerEdit[] = [];
   if (contents.properties !== undefined) edits.push({ properties: contents.properties, mode: 'replace' });
   if (contents.files !== undefined) edits.push({ kind: plan.kind, files: contents.files, mode: 'replace' });

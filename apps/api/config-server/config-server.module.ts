@@ -12,7 +12,7 @@ import { ConfigVault } from './encryption/config-vault.js';
 import { KeyRotation } from './encryption/key-rotation.js';
 import { KeysController } from './keys.controller.js';
 import { LayerReader } from './layer-reader.js';
-import { LayerWriter } from './layer-writer.js';
+import { HISTORY_MAX_VERSIONS, LayerWriter } from './layer-writer.js';
 
 /** Says at every start how config values are kept, when it is not a ring the operator gave. */
 @Injectable()
@@ -80,6 +80,11 @@ class ConfigReadiness implements OnModuleInit {
     ConfigVault,
     LayerReader,
     LayerWriter,
+    {
+      provide: HISTORY_MAX_VERSIONS,
+      useFactory: (settings: Settings) => settings.configStore.historyMaxVersions,
+      inject: [SETTINGS],
+    },
     KeyRotation,
     KeyRingCheck,
     ConfigReadiness,

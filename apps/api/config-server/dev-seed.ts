@@ -2,6 +2,7 @@ import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { ConfigLayerRepository, UnitOfWork } from '#database';
+import { KEPT_VERSIONS } from '#platform';
 import type { JsonValue } from './config-values.js';
 import type { ConfigKeys } from './encryption/config-keys.js';
 import { layerWriterFor } from './layer-writer.js';
@@ -76,7 +77,8 @@ export async function seedDevConfig(
   const outcome = await new UnitOfWork(dataSource).run(async (tx): Promise<DevSeedOutcome> => {
     const layers = new ConfigLayerRepository(dataSource).in(tx);
     if ((await layers.find(SERVICE)) !== null || (await layers.find(SERVICE_DEV)) !== null) return 'layers-exist';
-    const writer = layerWriterFor(dataSource, keys);
+    // The seed writes layers' first versions only, which no cap prunes.
+    const writer = layerWriterFor(dataSource, keys, KEPT_VERSIONS);
     const author = { actor: 'dev-seed', reason: 'example configuration of npm start' };
     const service = await layers.upsertVersioned(SERVICE, 'dev-seed');
     await writer.write(

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
   compareKeys,
@@ -79,6 +79,9 @@ function diff(current: Map<string, JsonValue>, currentFiles: Files, next: Map<st
   return { change: { added, changed, removed, sha256 }, keys: [...added, ...changed, ...removed].sort(compareKeys) };
 }
 
+/** CONFIG_HISTORY_MAX_VERSIONS, the versions a layer keeps at most (DESIGN 14), for `LayerWriter`. */
+export const HISTORY_MAX_VERSIONS = Symbol('HISTORY_MAX_VERSIONS');
+
 /**
  * Every write of a layer's content (admin API, rollback, import, dev seed) ends here, in the caller's
  * transaction and under its row lock. With encrypted writes on (DESIGN 17) it diffs the new content
@@ -94,11 +97,18 @@ export class LayerWriter {
     private readonly store: ConfigStoreRepository,
     private readonly reader: LayerReader,
     private readonly vault: ConfigVault,
+    @Inject(HISTORY_MAX_VERSIONS) private readonly maxVersions: number,
   ) {}
 
   async write(tx: Tx, layer: WritableLayer, edits: readonly LayerEdit[], author: ChangeAuthor) {
-    if (await this.vault.sealing(tx)) return this.writeSealed(tx, layer, edits, author);
-    return this.writePlain(tx, layer, edits, author);
+    const sealing = await this.vault.sealing(tx);
+    const written = sealing
+      ? await this.writeSealed(tx, layer, edits, author)
+      : await this.writePlain(tx, layer, edits, author);
+    // The cap holds at every commit, not only after the hourly prune; versions are numbered without gaps.
+    const beyond = written.version - this.maxVersions;
+    if (beyond > 0) await this.history.in(tx).pruneUpTo(layer.layerId, beyond);
+    return written;
   }
 
   private async writeSealed(
@@ -265,10 +275,10 @@ function openedFiles(files: Files): Record<FileKind, Map<string, Buffer>> {
 }
 
 /** The writer on a DataSource outside Nest (config:import, the dev seed): each version notifies at commit. */
-export function layerWriterFor(dataSource: DataSource, keys: ConfigKeys): LayerWriter {
+export function layerWriterFor(dataSource: DataSource, keys: ConfigKeys, maxVersions: number): LayerWriter {
   const store = new ConfigStoreRepository(dataSource);
   const history = new ConfigHistoryRepository(dataSource);
   const vault = new ConfigVault(keys, new ConfigKeyRepository(dataSource));
   const reader = new LayerReader(store, history, vault);
-  return new LayerWriter(new ConfigLayerRepository(dataSource), history, store, reader, vault);
+  return new LayerWriter(new ConfigLayerRepository(dataSource), history, store, reader, vault, maxVersions);
 }

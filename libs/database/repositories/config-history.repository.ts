@@ -16,6 +16,7 @@ import {
   HISTORY_KEYSET,
   historyPage,
   PRUNE,
+  PRUNE_LAYER,
   REMOVE_PROPERTIES,
   REPLACE_PROPERTIES,
   STORED_VERSION,
@@ -247,6 +248,16 @@ export class ConfigHistoryRepository extends BaseRepository {
   async prune(days: number, keep: number, max: number): Promise<number> {
     const rows = await this.manager.query<{ pruned: number }[]>(PRUNE, [days, keep, max]);
     await this.manager.query(DROP_UNUSED_KEYS);
+    return rows[0]?.pruned ?? 0;
+  }
+
+  /**
+   * Deletes the layer's versions up to `upTo` with the contents only they used, in the writing transaction
+   * (`in(tx)`): CONFIG_HISTORY_MAX_VERSIONS holds at every commit. Their data keys go with the hourly `prune`.
+   */
+  async pruneUpTo(layerId: string, upTo: number): Promise<number> {
+    this.changeTx();
+    const rows = await this.rows<{ pruned: number }>(PRUNE_LAYER, [layerId, upTo]);
     return rows[0]?.pruned ?? 0;
   }
 

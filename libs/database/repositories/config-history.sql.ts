@@ -46,6 +46,28 @@ export const PRUNE = `
   select (select count(*)::int from gone) as pruned, (select count(*)::int from contents) as contents`;
 
 /**
+ * CONFIG_HISTORY_MAX_VERSIONS in the writing transaction (DESIGN 14): deletes the layer's ($1) versions up to
+ * $2, with the file contents only they referred to. Only the contents those versions name are candidates, so a
+ * layer without files reads no other version; the sub-select still sees the deleted rows, hence `version > $2`.
+ */
+export const PRUNE_LAYER = `
+  with gone as (
+    delete from config_layer_version where layer_id = $1 and version <= $2 returning file_refs
+  ), candidates as (
+    select distinct r.value::bigint as content_id
+      from gone g, jsonb_each(g.file_refs) k, jsonb_each_text(k.value) r
+  ), contents as (
+    delete from config_file_content c using candidates x
+     where c.content_id = x.content_id and c.layer_id = $1
+       and not exists (select 1 from config_file f where f.content_id = c.content_id)
+       and not exists (
+         select 1 from config_layer_version v, jsonb_each(v.file_refs) k, jsonb_each_text(k.value) r
+          where v.layer_id = $1 and v.version > $2 and r.value::bigint = c.content_id)
+    returning 1
+  )
+  select (select count(*)::int from gone) as pruned, (select count(*)::int from contents) as contents`;
+
+/**
  * Deletes the data keys nothing refers to (their versions and contents pruned). A key is made in the
  * transaction that stores what it seals, so a committed key without a reference is no longer needed.
  */
