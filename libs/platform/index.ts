@@ -66,6 +66,7 @@ export {
   PlainText,
   TextField,
   trim,
+  TrimmedLikeTheBinding,
   trimToUndefined,
 } from './validators.js';
 export { MAX_JSON_DEPTH, type FormFields } from './json-body.js';

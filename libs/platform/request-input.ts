@@ -3,7 +3,7 @@ import { GUARDS_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.j
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { getMetadataStorage } from 'class-validator';
 import { badRequest, type FieldError, type ProblemException } from './problem.js';
-import { allowsLineBreaks, hasControlChars } from './validators.js';
+import { allowsLineBreaks, hasControlChars, trimmedLikeTheBinding } from './validators.js';
 
 /**
  * The request target's query and path parameters, checked once for every route of both processes
@@ -105,10 +105,13 @@ export function controlCharErrors(
         unnamed = true;
         continue;
       }
-      // Names, ids and keywords refuse tab and line breaks too, inside the value: surrounding whitespace is
-      // trimmed where it is compared (the binding rule, DESIGN 6.2), as body names are. Free text keeps them.
+      // Names, ids and keywords refuse tab and line breaks too, at their ends as inside (DESIGN 3), but for
+      // the config server's address, trimmed of surrounding whitespace like the binding (DESIGN 6.2). Free
+      // text keeps them.
       const text = allowsLineBreaks(dto, name);
-      const refused = (item: string): boolean => hasControlChars(item, true) || (!text && hasControlChars(item.trim()));
+      const trimmed = !text && trimmedLikeTheBinding(dto, name);
+      const refused = (item: string): boolean =>
+        hasControlChars(item, text || trimmed) || (trimmed && hasControlChars(item.trim()));
       if (!values.some((item) => typeof item === 'string' && refused(item))) continue;
       if (!declared.has(name)) unnamed = true;
       else {

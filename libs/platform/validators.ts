@@ -20,13 +20,22 @@ export function hasControlChars(value: string, text = false): boolean {
   return (text ? CONTROL_CHARS_IN_TEXT : CONTROL_CHARS).test(value);
 }
 
-/** Trims strings; other values pass through for the type validators to refuse. */
-export const trim = ({ value }: { value: unknown }): unknown => (typeof value === 'string' ? value.trim() : value);
+// eslint-disable-next-line no-control-regex -- whitespace that is not a control character
+const SURROUNDING_SPACE = /^[^\S\u0000-\u001f]+|[^\S\u0000-\u001f]+$/g;
 
-/** Trims strings and turns a blank one into "absent", as the binding rule does (DESIGN 6.2). */
+/**
+ * Drops surrounding whitespace but never a control character: a tab or line break at either end of a name or
+ * id is refused like one inside it (DESIGN 3), not trimmed away.
+ */
+export const trimSpaces = (value: string): string => value.replace(SURROUNDING_SPACE, '');
+
+/** Trims strings (`trimSpaces`); other values pass through for the type validators to refuse. */
+export const trim = ({ value }: { value: unknown }): unknown => (typeof value === 'string' ? trimSpaces(value) : value);
+
+/** Trims strings (`trimSpaces`) and turns a blank one into "absent", as the binding rule does (DESIGN 6.2). */
 export const trimToUndefined = ({ value }: { value: unknown }): unknown => {
   if (typeof value !== 'string') return value;
-  const trimmed = value.trim();
+  const trimmed = trimSpaces(value);
   return trimmed === '' ? undefined : trimmed;
 };
 
@@ -49,6 +58,20 @@ const LINE_BREAKS_ALLOWED = Symbol('lineBreaksAllowed');
 /** True when `dto` declares `name` free text with `PlainText()`. */
 export function allowsLineBreaks(dto: Type<unknown> | undefined, name: string): boolean {
   return dto !== undefined && Reflect.getMetadata(LINE_BREAKS_ALLOWED, dto.prototype as object, name) === true;
+}
+
+const BINDING_TRIMMED = Symbol('bindingTrimmed');
+
+/**
+ * Marks a query parameter the binding rule compares (the config server's address, DESIGN 6.2: "both sides are
+ * trimmed of surrounding whitespace"): a tab or line break at its ends is trimmed with it, not refused.
+ */
+export const TrimmedLikeTheBinding = (): PropertyDecorator => (target: object, property: string | symbol) =>
+  Reflect.defineMetadata(BINDING_TRIMMED, true, target, property);
+
+/** True when `dto` marks `name` with `TrimmedLikeTheBinding()`. */
+export function trimmedLikeTheBinding(dto: Type<unknown> | undefined, name: string): boolean {
+  return dto !== undefined && Reflect.getMetadata(BINDING_TRIMMED, dto.prototype as object, name) === true;
 }
 
 /** Refuses control characters other than tab, line feed and carriage return (descriptions, bodies, filters). */

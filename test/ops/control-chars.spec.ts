@@ -31,6 +31,16 @@ describe('HTTP: control characters are 400 naming the field', () => {
     ['a NUL in tagDesc', '/tags', { tagName: unique('t'), tagDesc: 'x\u0000' }, 'tagDesc'],
     ['an escape in tagDesc', '/tags', { tagName: unique('t'), tagDesc: 'x\u001b[31m' }, 'tagDesc'],
     ['a line feed in tagName', '/tags', { tagName: 'a\nb' }, 'tagName'],
+    // At the ends too: trimming removes spaces, never a control character (DESIGN 3).
+    ['a trailing line feed in tagName', '/tags', { tagName: 'ab\n' }, 'tagName'],
+    ['a leading tab in tagName', '/tags', { tagName: '\tab' }, 'tagName'],
+    [
+      'a trailing carriage return in productVersion',
+      '/products',
+      { productName: 'n', productVersion: '1\r' },
+      'productVersion',
+    ],
+    ['a trailing vertical tab in schemaName', '/schemas', { schemaName: 'n\u000b', schemaBody: '{}' }, 'schemaName'],
     ['a NUL in hostId', '/tags', { tagName: unique('t'), hostId: 'h\u0000' }, 'hostId'],
     ['a NUL in schemaBody', '/schemas', { schemaName: 'n', schemaBody: '{\u0000}' }, 'schemaBody'],
     ['a DEL in productVersion', '/products', { productName: 'n', productVersion: '1\u007f' }, 'productVersion'],
@@ -40,6 +50,12 @@ describe('HTTP: control characters are 400 naming the field', () => {
     const errors = result.json<{ errors: { field: string }[] }>().errors;
     expect(errors.map((e) => e.field)).toContain(field);
     expect(queries).toBe(0);
+  });
+
+  it('names are trimmed of surrounding spaces', async () => {
+    const tagName = unique('sp');
+    const res = await call(api, 'POST', '/tags', { token: admin, body: { tagName: `  ${tagName}\u00a0 ` } });
+    expect([res.statusCode, res.json<{ tagName: string }>().tagName]).toEqual([201, tagName]);
   });
 
   it('free text keeps tab, line feed and carriage return', async () => {
@@ -116,6 +132,8 @@ const LINE_CONTROLS = ['\t', '\n', '\r'];
 const FREE_TEXT = new Set(['q', 'tagDesc']);
 /** Runtime reads: the binding guard compares these to the token first (DESIGN 3's order: 403 before 400). */
 const BINDING = new Set(['host', 'serviceId', 'envTag']);
+/** The config server's layer address, trimmed of surrounding whitespace as the binding trims (DESIGN 6.2). */
+const ADDRESS = new Set(['host', 'serviceId', 'productId', 'productVersion', 'envTag']);
 const RUNTIME = { host: 'h-cc', sid: 'svc-cc' };
 const SOME_ID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
@@ -156,6 +174,26 @@ function probes(route: GetRoute): Probe[] {
         refused: ALWAYS_REFUSED.includes(char) || !FREE_TEXT.has(name),
         binding: runtime && BINDING.has(name),
       });
+    }
+  }
+  // At either end of a name, id or keyword too: refused, not trimmed away (DESIGN 3). The config server's
+  // address is trimmed like the binding (DESIGN 6.2): test/binding/config-read.property.spec.ts covers it.
+  const address = route.path.startsWith('/config-server/') ? ADDRESS : new Set<string>();
+  for (const name of route.query.filter((n) => !FREE_TEXT.has(n) && !address.has(n))) {
+    for (const char of LINE_CONTROLS) {
+      for (const [where, value] of [
+        ['first', `${hex(char)}ab`],
+        ['last', `ab${hex(char)}`],
+      ] as const) {
+        result.push({
+          name: `${route.path} ?${name}= ${label(char)} ${where}`,
+          url: fill(route.path) + query(name, value),
+          field: name,
+          char,
+          refused: true,
+          binding: false,
+        });
+      }
     }
   }
   for (const name of route.pathParams) {

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, registerDecorator } from 'class-validator';
-import { hasControlChars, Scalar } from '#platform';
+import { hasControlChars, Scalar, TrimmedLikeTheBinding } from '#platform';
 import { ADDRESS_LIMITS, FILE_KINDS, type AddressPart, type FileKind } from '../layer-address.js';
 
 /** Stands in for a value with control characters, so the validator below refuses it with its message. */
@@ -15,7 +15,8 @@ function cleanText(raw: string): unknown {
 
 function IsAddressText(part: AddressPart): PropertyDecorator {
   const max = ADDRESS_LIMITS[part];
-  return (target: object, property: string | symbol) =>
+  return (target: object, property: string | symbol) => {
+    TrimmedLikeTheBinding()(target, property);
     registerDecorator({
       name: 'addressText',
       target: target.constructor,
@@ -23,6 +24,7 @@ function IsAddressText(part: AddressPart): PropertyDecorator {
       options: { message: `${part} must be 1..${max} characters without control characters` },
       validator: { validate: (value: unknown) => typeof value === 'string' && value.length <= max },
     });
+  };
 }
 
 /**
