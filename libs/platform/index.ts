@@ -66,6 +66,7 @@ export {
   PlainText,
   TextField,
   trim,
+  trimLikeTheBinding,
   TrimmedLikeTheBinding,
   trimToUndefined,
 } from './validators.js';

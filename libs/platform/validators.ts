@@ -29,6 +29,13 @@ const SURROUNDING_SPACE = /^[^\S\u0000-\u001f]+|[^\S\u0000-\u001f]+$/g;
  */
 export const trimSpaces = (value: string): string => value.replace(SURROUNDING_SPACE, '');
 
+/**
+ * Trims as the binding rule does (DESIGN 6.2, 6.3: surrounding whitespace, tab and line breaks included), for
+ * the params it compares (a registration's `serviceId` and `envTag`), so what is stored is what it allowed.
+ */
+export const trimLikeTheBinding = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' ? value.trim() : value;
+
 /** Trims strings (`trimSpaces`); other values pass through for the type validators to refuse. */
 export const trim = ({ value }: { value: unknown }): unknown => (typeof value === 'string' ? trimSpaces(value) : value);
 

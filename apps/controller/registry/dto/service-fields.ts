@@ -1,7 +1,7 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { PROTOCOLS } from '#database';
-import { NoControlChars, trim, trimToUndefined } from '#platform';
+import { NoControlChars, trimLikeTheBinding } from '#platform';
 
 /**
  * The fields `service/register` shares with `discovery/lookup` and `discovery/subscribe`, each rule written
@@ -18,13 +18,18 @@ function field(...decorators: readonly PropertyDecorator[]): PropertyDecorator {
   };
 }
 
-/** Required, trimmed, 1..255 characters, no control characters. */
-export const ServiceIdField = (): PropertyDecorator =>
-  field(Transform(trim), IsString(), Length(1, 255), NoControlChars());
+const blankIsAbsent = (input: { value: unknown }): unknown => {
+  const value = trimLikeTheBinding(input);
+  return value === '' ? undefined : value;
+};
 
-/** Optional; blank counts as absent, as in the binding rule. */
+/** Required, trimmed as the binding trims it (it is compared to `sid`), 1..255 characters, no control characters. */
+export const ServiceIdField = (): PropertyDecorator =>
+  field(Transform(trimLikeTheBinding), IsString(), Length(1, 255), NoControlChars());
+
+/** Optional; trimmed as the binding trims it, and blank counts as absent, as in the binding rule. */
 export const EnvTagField = (): PropertyDecorator =>
-  field(IsOptional(), Transform(trimToUndefined), IsString(), MaxLength(MAX_ENV_TAG), NoControlChars());
+  field(IsOptional(), Transform(blankIsAbsent), IsString(), MaxLength(MAX_ENV_TAG), NoControlChars());
 
 /** Optional, one of `PROTOCOLS`. */
 export const ProtocolField = (): PropertyDecorator =>
