@@ -73,25 +73,28 @@ describe.each([
     expect(await versions(query)).toEqual({ total: MAX, kept: Array.from({ length: MAX }, (_, k) => 26 - k) });
   });
 
-  it('removes a file content with the last version that held it, and keeps one still held', async () => {
+  it('removes a file content with the last version that held it, not while a kept version holds it', async () => {
     const host = unique('capf');
     const query = { host, serviceId: 'svc' };
-    await putFiles(api, query, 'cert', { 'a.pem': 'first content' });
-    await putFiles(api, query, 'cert', { 'a.pem': 'second content' });
-    for (let i = 3; i <= MAX; i++) await putProperties(api, query, { 'n.i': i });
-    const before = await stored(host);
-    // Version 21 prunes version 1, the only one holding the first content; the second is still current.
+    await putFiles(api, query, 'cert', { 'a.pem': 'first content' }); // v1: a.pem's first content
+    await putFiles(api, query, 'file', { 'b.txt': 'other kind' }); // v2: still names it
+    await putFiles(api, query, 'cert', { 'a.pem': 'second content' }); // v3: a.pem changes
+    for (let i = 4; i <= MAX; i++) await putProperties(api, query, { 'n.i': i });
+    const contents = sealed ? [3, 3, 2] : [0, 0, 0];
+    expect((await stored(host))?.contents).toBe(contents[0]);
+    // Version 21 prunes version 1; version 2 still holds the first content.
     await putProperties(api, query, { 'n.i': MAX + 1 });
-    const after = await stored(host);
-    expect(after).toEqual({ versions: MAX, contents: sealed ? 1 : 0, counter: MAX });
-    if (sealed) expect(before?.contents).toBe(2);
-    const { res } = await send(api, 'GET', '/config-server/admin/history/2', {
+    expect(await stored(host)).toEqual({ versions: MAX, contents: contents[1], counter: MAX });
+    // Version 22 prunes version 2, the last to hold it.
+    await putProperties(api, query, { 'n.i': MAX + 2 });
+    expect(await stored(host)).toEqual({ versions: MAX, contents: contents[2], counter: MAX });
+    const { res } = await send(api, 'GET', '/config-server/admin/history/3', {
       query: { ...query, include: 'files' },
       authorization: bearer(await adminToken()),
     });
     expect(res.json<{ fileContents: unknown }>().fileContents).toEqual({
       cert: { 'a.pem': Buffer.from('second content').toString('base64') },
-      file: {},
+      file: { 'b.txt': Buffer.from('other kind').toString('base64') },
     });
   });
 });

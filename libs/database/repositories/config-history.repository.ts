@@ -13,12 +13,15 @@ import {
   APPEND,
   COUNT_VERSIONS,
   DROP_UNUSED_KEYS,
+  DROP_LAYER_CONTENTS,
   HISTORY_KEYSET,
   historyPage,
+  PLAINTEXT_VERSIONS,
   PRUNE,
-  PRUNE_LAYER,
+  PRUNE_LAYER_VERSIONS,
   REMOVE_PROPERTIES,
   REPLACE_PROPERTIES,
+  SEAL_VERSIONS,
   STORED_VERSION,
   WRITE_SEALED,
 } from './config-history.sql.js';
@@ -257,19 +260,21 @@ export class ConfigHistoryRepository extends BaseRepository {
    */
   async pruneUpTo(layerId: string, upTo: number): Promise<number> {
     this.changeTx();
-    const rows = await this.rows<{ pruned: number }>(PRUNE_LAYER, [layerId, upTo]);
-    return rows[0]?.pruned ?? 0;
+    const gone = await this.rows<{ file_refs: FilesByKind<string> | null }>(PRUNE_LAYER_VERSIONS, [layerId, upTo]);
+    // Only the contents the pruned versions named can have lost their last reference.
+    const named = gone.flatMap((v) =>
+      (v.file_refs === null ? [] : [v.file_refs.cert, v.file_refs.file]).flatMap(Object.values),
+    );
+    const held = [...new Set(named.filter((id) => /^\d+$/.test(id)))];
+    if (held.length > 0) await this.rows(DROP_LAYER_CONTENTS, [layerId, held]);
+    return gone.length;
   }
 
   /** The layer's plaintext versions (before `keys:encrypt-existing`), oldest first. */
   async plaintextVersions(
     layerId: string,
   ): Promise<{ version: number; properties: Record<string, JsonValue>; fileContents: FilesByKind<string> }[]> {
-    return this.manager.query(
-      `select version, properties, file_contents as "fileContents" from config_layer_version
-        where layer_id = $1 and sealed_properties is null order by version`,
-      [layerId],
-    );
+    return this.manager.query(PLAINTEXT_VERSIONS, [layerId]);
   }
 
   /**
@@ -286,15 +291,6 @@ export class ConfigHistoryRepository extends BaseRepository {
     }[],
   ): Promise<void> {
     if (sealed.length === 0) return;
-    await this.manager.query(
-      `update config_layer_version v
-          set properties = null, files = null, file_contents = null, data_key_id = s."dataKeyId",
-              sealed_properties = s."sealedProperties", file_refs = s."fileRefs",
-              change = v.change || '{"sha256": {}}'::jsonb
-         from jsonb_to_recordset($2::jsonb)
-           as s(version int, "dataKeyId" bigint, "sealedProperties" jsonb, "fileRefs" jsonb)
-        where v.layer_id = $1 and v.version = s.version`,
-      [layerId, JSON.stringify(sealed)],
-    );
+    await this.manager.query(SEAL_VERSIONS, [layerId, JSON.stringify(sealed)]);
   }
 }
