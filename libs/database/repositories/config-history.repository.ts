@@ -263,7 +263,7 @@ export class ConfigHistoryRepository extends BaseRepository {
     const gone = await this.rows<{ file_refs: FilesByKind<string> | null }>(PRUNE_LAYER_VERSIONS, [layerId, upTo]);
     // Only the contents the pruned versions named can have lost their last reference.
     const named = gone.flatMap((v) =>
-      (v.file_refs === null ? [] : [v.file_refs.cert, v.file_refs.file]).flatMap(Object.values),
+      v.file_refs === null ? [] : [...Object.values(v.file_refs.cert), ...Object.values(v.file_refs.file)],
     );
     const held = [...new Set(named.filter((id) => /^\d+$/.test(id)))];
     if (held.length > 0) await this.rows(DROP_LAYER_CONTENTS, [layerId, held]);
