@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
+import { ConfigHistoryRepository } from '#database';
 import { startApi, unique, type TestApi } from '../support/api.js';
 import { adminToken, bearer, putFiles, putProperties, send, type Query } from './support.js';
 
@@ -71,6 +72,20 @@ describe.each([
     });
     expect([oldest.statusCode, oldest.json<{ version: number }>().version]).toEqual([200, 26]);
     expect(await versions(query)).toEqual({ total: MAX, kept: Array.from({ length: MAX }, (_, k) => 26 - k) });
+  });
+
+  it('the hourly prune also removes a content with the last version that held it, not before', async () => {
+    const host = unique('capp');
+    const query = { host, serviceId: 'svc' };
+    await putFiles(api, query, 'cert', { 'a.pem': 'first content' });
+    await putFiles(api, query, 'file', { 'b.txt': 'other kind' });
+    await putFiles(api, query, 'cert', { 'a.pem': 'second content' });
+    const history = api.app.get(ConfigHistoryRepository);
+    // A cap lowered since the writes: 2 versions kept of 3 prunes version 1, 1 kept prunes version 2 as well.
+    await history.prune(365, 1, 2);
+    expect(await stored(host)).toEqual({ versions: 2, contents: sealed ? 3 : 0, counter: 2 });
+    await history.prune(365, 1, 1);
+    expect(await stored(host)).toEqual({ versions: 1, contents: sealed ? 2 : 0, counter: 1 });
   });
 
   it('removes a file content with the last version that held it, not while a kept version holds it', async () => {

@@ -24,7 +24,7 @@ export const REPLACE_PROPERTIES = `select version, at from config_layer_replace_
  * version beyond a layer's last $3. Versions are numbered without gaps up to the layer's
  * `aggregate_version`, so the last $2 are those above it minus $2. With them go the file contents that
  * only they referred to (DESIGN 14): the statement's snapshot still shows the deleted versions, so they
- * are left out by name.
+ * are left out by name. References are matched with `jsonb_path_exists` (see `DROP_LAYER_CONTENTS`).
  */
 export const PRUNE = `
   with gone as (
@@ -38,8 +38,10 @@ export const PRUNE = `
      where c.layer_id in (select layer_id from gone)
        and not exists (select 1 from config_file f where f.content_id = c.content_id)
        and not exists (
-         select 1 from config_layer_version v, jsonb_each(v.file_refs) k, jsonb_each_text(k.value) r
-          where v.layer_id = c.layer_id and r.value::bigint = c.content_id
+         select 1 from config_layer_version v
+          where v.layer_id = c.layer_id
+            and jsonb_path_exists(v.file_refs, '$.*.* ? (@ == $id || @ == $n)',
+                                  jsonb_build_object('id', c.content_id::text, 'n', c.content_id))
             and not exists (select 1 from gone g where g.layer_id = v.layer_id and g.version = v.version))
     returning 1
   )
