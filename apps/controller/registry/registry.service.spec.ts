@@ -91,6 +91,16 @@ describe('RegistryService rules over RuntimeInstanceRepository (real database)',
       data: { errors: [{ field: 'serviceId', message: 'at most 100 registrations per connection' }] },
     });
     expect(connection.instances.size).toBe(MAX_REGISTRATIONS_PER_SOCKET);
+    // Registering one it holds again adds none (DESIGN 8: same identity, same runtimeInstanceId).
+    const again = await registry.register(connection, { serviceId: 'cap', address: '10.7.0.1', port: 7 }, RUNTIME);
+    expect([...connection.instances]).toContain(again.runtimeInstanceId);
+    expect(connection.instances.size).toBe(MAX_REGISTRATIONS_PER_SOCKET);
+    // One another socket holds is not this socket's: it would be a 101st here.
+    const other = new RegistryConnection(undefined);
+    await registry.register(other, { serviceId: 'cap', address: '10.7.0.3', port: 1 }, RUNTIME);
+    await expect(
+      registry.register(connection, { serviceId: 'cap', address: '10.7.0.3', port: 1 }, RUNTIME),
+    ).rejects.toMatchObject({ code: -32602 });
   });
 });
 

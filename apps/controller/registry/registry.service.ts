@@ -56,9 +56,6 @@ export class RegistryService {
    * `env` when the params name none.
    */
   async register(connection: RegistryConnection, params: RegisterParams, caller: Principal): Promise<RegisterResult> {
-    if (connection.instances.size >= MAX_REGISTRATIONS_PER_SOCKET) {
-      throw paramRefused('serviceId', `at most ${MAX_REGISTRATIONS_PER_SOCKET} registrations per connection`);
-    }
     const envTag = registeredEnv(caller.claims, params.envTag) ?? null;
     // The token's env stands in for the param, so it must be a valid envTag too.
     if (envTag !== null && (envTag.length > MAX_ENV_TAG || hasControlChars(envTag))) {
@@ -67,18 +64,26 @@ export class RegistryService {
         `the token's env is not a valid envTag (1..${MAX_ENV_TAG} characters, no control characters)`,
       );
     }
-    const runtimeInstanceId = await this.instances.register({
-      runtimeInstanceId: newId(),
+    const identity = {
       hostId: this.hostId,
       serviceId: params.serviceId,
       envTag,
-      version: params.version ?? null,
-      protocol: params.protocol ?? null,
       address: params.address ?? null,
       port: params.port ?? null,
+      connectionId: connection.id,
+    };
+    // Registering again an identity the socket holds adds no registration, so the cap does not refuse it.
+    const full = connection.instances.size >= MAX_REGISTRATIONS_PER_SOCKET;
+    if (full && !(await this.instances.holdsIdentity(identity))) {
+      throw paramRefused('serviceId', `at most ${MAX_REGISTRATIONS_PER_SOCKET} registrations per connection`);
+    }
+    const runtimeInstanceId = await this.instances.register({
+      ...identity,
+      runtimeInstanceId: newId(),
+      version: params.version ?? null,
+      protocol: params.protocol ?? null,
       tags: params.tags ?? {},
       controllerId: this.controllerId,
-      connectionId: connection.id,
     });
     this.connections.hold(connection, runtimeInstanceId, {
       serviceId: params.serviceId,

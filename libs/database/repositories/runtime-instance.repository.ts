@@ -48,6 +48,13 @@ const DISCONNECT = `
   from gone where ri.runtime_instance_id = gone.runtime_instance_id
   returning ri.runtime_instance_id`;
 
+// The unique identity's columns; only when a socket at its registration cap registers again (DESIGN 8).
+const IDENTITY_HELD = `
+  select 1 from runtime_instance
+   where host_id = $1 and service_id = $2 and env_tag is not distinct from $3
+     and address is not distinct from $4 and port is not distinct from $5 and connection_id = $6
+     and status = 'connected'`;
+
 const DEREGISTER = `
   update runtime_instance set status = 'deregistered', disconnected_ts = now()
   where runtime_instance_id = $1 and connection_id = $2 and status = 'connected'
@@ -154,6 +161,16 @@ export class RuntimeInstanceRepository extends BaseRepository {
     const connections = closed.flatMap((c) => c.runtimeInstanceIds.map(() => c.connectionId));
     const { rows } = await this.execute<{ runtime_instance_id: string }>(DISCONNECT, [ids, connections]);
     return new Set(rows.map((row) => row.runtime_instance_id));
+  }
+
+  /** Whether `connectionId` holds the connected instance of this identity (a re-registration adds none). */
+  async holdsIdentity(
+    identity: Pick<InstanceRegistration, 'hostId' | 'serviceId' | 'envTag' | 'address' | 'port' | 'connectionId'>,
+  ): Promise<boolean> {
+    const { hostId, serviceId, envTag, address, port, connectionId } = identity;
+    return (
+      (await this.execute(IDENTITY_HELD, [hostId, serviceId, envTag, address, port, connectionId])).rows.length > 0
+    );
   }
 
   /** Deregisters the instance if `connectionId` still holds it; false when it does not. */
