@@ -20,11 +20,19 @@ export const REMOVE_PROPERTIES = `
 export const REPLACE_PROPERTIES = `select version, at from config_layer_replace_properties($1, $2, $3, $4, $5, $6, $7, $8)`;
 
 /**
+ * Version `v` refers to file content `c` (its `file_refs` hold ids as text or numbers). `jsonb_path_exists`, not
+ * `jsonb_each`: the planner guesses 100 rows per set-returning call, costed a layer's thousand versions past
+ * `jit_above_cost`, and JIT-compiled the statement on every run (0.6 s each).
+ */
+const REFERS_TO_CONTENT = `jsonb_path_exists(v.file_refs, '$.*.* ? (@ == $id || @ == $n)',
+  jsonb_build_object('id', c.content_id::text, 'n', c.content_id))`;
+
+/**
  * Deletes versions older than $1 days, keeping the last $2 of every layer whatever their age, and every
  * version beyond a layer's last $3. Versions are numbered without gaps up to the layer's
  * `aggregate_version`, so the last $2 are those above it minus $2. With them go the file contents that
  * only they referred to (DESIGN 14): the statement's snapshot still shows the deleted versions, so they
- * are left out by name. References are matched with `jsonb_path_exists` (see `DROP_LAYER_CONTENTS`).
+ * are left out by name.
  */
 export const PRUNE = `
   with gone as (
@@ -40,8 +48,7 @@ export const PRUNE = `
        and not exists (
          select 1 from config_layer_version v
           where v.layer_id = c.layer_id
-            and jsonb_path_exists(v.file_refs, '$.*.* ? (@ == $id || @ == $n)',
-                                  jsonb_build_object('id', c.content_id::text, 'n', c.content_id))
+            and ${REFERS_TO_CONTENT}
             and not exists (select 1 from gone g where g.layer_id = v.layer_id and g.version = v.version))
     returning 1
   )
@@ -54,11 +61,7 @@ export const PRUNE = `
 export const PRUNE_LAYER_VERSIONS = `
   delete from config_layer_version where layer_id = $1 and version <= $2 returning file_refs`;
 
-/**
- * Deletes the layer's ($1) file contents among $2 that neither a current file nor a kept version refers to.
- * `jsonb_path_exists`, not `jsonb_each`: the planner guesses 100 rows per set-returning call, costs a layer's
- * thousand versions past `jit_above_cost`, and JIT-compiled the statement on every write (0.6 s each).
- */
+/** Deletes the layer's ($1) file contents among $2 that neither a current file nor a kept version refers to. */
 export const DROP_LAYER_CONTENTS = `
   delete from config_file_content c
    where c.layer_id = $1 and c.content_id = any($2::bigint[])
@@ -66,8 +69,7 @@ export const DROP_LAYER_CONTENTS = `
      and not exists (
        select 1 from config_layer_version v
         where v.layer_id = $1
-          and jsonb_path_exists(v.file_refs, '$.*.* ? (@ == $id || @ == $n)',
-                                jsonb_build_object('id', c.content_id::text, 'n', c.content_id)))`;
+          and ${REFERS_TO_CONTENT})`;
 
 /**
  * Deletes the data keys nothing refers to (their versions and contents pruned). A key is made in the
