@@ -70,7 +70,7 @@ export {
   TrimmedLikeTheBinding,
   trimToUndefined,
 } from './validators.js';
-export { MAX_JSON_DEPTH, type FormFields } from './json-body.js';
+export { isFormBody, MAX_JSON_DEPTH, type FormFields } from './json-body.js';
 export {
   ACCESS,
   AccessDeclarationCheck,

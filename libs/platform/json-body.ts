@@ -88,6 +88,14 @@ export function useJsonBodiesOnly(
 /** A form-encoded body: each field with every value it was sent with, in order. */
 export type FormFields = Readonly<Record<string, readonly string[]>>;
 
+/** The bodies the form parser made: a JSON body of the same shape is not a form. */
+const parsedForms = new WeakSet<object>();
+
+/** Whether `body` is what the form parser made of an `application/x-www-form-urlencoded` request. */
+export function isFormBody(body: unknown): body is FormFields {
+  return typeof body === 'object' && body !== null && parsedForms.has(body);
+}
+
 /** Form bodies are small (a token request): anything larger is refused before parsing. */
 const FORM_BODY_LIMIT_BYTES = 16 * 1024;
 
@@ -115,7 +123,9 @@ function useFormBodiesOn(instance: FastifyInstance, routes: readonly string[]): 
         if (values === undefined) fields.set(name, [value]);
         else values.push(value);
       }
-      done(null, Object.fromEntries(fields));
+      const form = Object.fromEntries(fields);
+      parsedForms.add(form);
+      done(null, form);
     },
   );
 }

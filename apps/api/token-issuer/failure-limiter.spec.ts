@@ -91,4 +91,24 @@ describe('FailureLimiter memory (DESIGN 10 lockout, kept per process)', () => {
     admitted(limiter, 'last', '10.5.0.1').failed();
     expect(refused(limiter, 'real', '10.5.0.1').busy).toBe(false);
   });
+
+  it("makes a pair's attempts beyond ten in flight wait for one to settle, so a burst cannot pass ten failures", async () => {
+    const limiter = new FailureLimiter();
+    const inFlight = Array.from({ length: MAX_PAIR_FAILURES }, () => admitted(limiter, 'fleet', '10.6.0.1'));
+    const waiting = refused(limiter, 'fleet', '10.6.0.1');
+    expect(waiting).toMatchObject({ retryAfter: 1, busy: true });
+    expect(waiting.settled).toBeInstanceOf(Promise);
+    // Another client from the same address is not held up by this pair.
+    admitted(limiter, 'other', '10.6.0.1').succeeded();
+    // A success leaves room: the waiting attempt is admitted when it asks again.
+    inFlight[0]?.succeeded();
+    await waiting.settled;
+    const next = admitted(limiter, 'fleet', '10.6.0.1');
+    // Ten failures lock the pair: whoever waits is then answered 429, with no check run.
+    const again = refused(limiter, 'fleet', '10.6.0.1');
+    for (const attempt of [...inFlight.slice(1), next]) attempt.failed();
+    await again.settled;
+    expect(refused(limiter, 'fleet', '10.6.0.1')).toMatchObject({ busy: false });
+    expect(refused(limiter, 'fleet', '10.6.0.1').settled).toBeUndefined();
+  });
 });

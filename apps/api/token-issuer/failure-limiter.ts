@@ -28,6 +28,11 @@ export interface Attempt {
 export interface Refusal {
   readonly retryAfter: number;
   readonly busy: boolean;
+  /**
+   * Set when only the pair's own attempts in flight fill its allowance: ask again once one settles (a
+   * failure may lock the pair by then; a success leaves room), rather than answering now.
+   */
+  readonly settled?: Promise<void>;
 }
 
 /** Failure timestamps per key, oldest key first, bounded and dropped once out of the window, so memory stays flat. */
@@ -59,6 +64,11 @@ class FailureLog {
     const pending = this.countsPending ? (this.pending.get(key) ?? 0) : 0;
     // Attempts in flight settle within a check's time.
     return recent.length + pending < this.limit ? undefined : { retryAfter: 1, busy: true };
+  }
+
+  /** Whether one more attempt in flight could still leave the key below its limit if every one failed. */
+  hasRoom(key: string): boolean {
+    return this.recent(key).length + (this.pending.get(key) ?? 0) < this.limit;
   }
 
   begin(key: string): void {
@@ -109,11 +119,13 @@ class FailureLog {
 export class FailureLimiter {
   private readonly pairs: FailureLog;
   private readonly addresses: FailureLog;
+  /** Attempts waiting for one of their pair's attempts in flight to settle. */
+  private readonly waiting = new Map<string, (() => void)[]>();
 
   constructor(now: () => number = Date.now) {
-    // Only the address counts attempts in flight: a client's own concurrent requests (a fleet renewing at
-    // once, bench token's 16 connections) are not failures of its pair, while a flood from one address of
-    // made-up ids still gets no more than thirty checks at a time.
+    // Only the address refuses attempts in flight (503): a client's own concurrent requests (a fleet renewing
+    // at once, bench token's 16 connections) are not failures of its pair, so beyond the pair's allowance they
+    // wait for one in flight to settle, and a concurrent burst of guesses gets no more checks than ten failures.
     this.pairs = new FailureLog(MAX_PAIR_FAILURES, now, false);
     this.addresses = new FailureLog(MAX_ADDRESS_FAILURES, now, true);
   }
@@ -134,6 +146,7 @@ export class FailureLimiter {
       const retryAfter = Math.max(pairLock?.retryAfter ?? 0, addressLock?.retryAfter ?? 0);
       return { retryAfter, busy: pairLock === undefined && addressLock?.busy === true };
     }
+    if (!this.pairs.hasRoom(pair)) return this.wait(pair);
     this.pairs.begin(pair);
     this.addresses.begin(address);
     let settled = false;
@@ -143,6 +156,7 @@ export class FailureLimiter {
       this.pairs.end(pair);
       this.addresses.end(address);
       outcome();
+      this.wake(pair);
     };
     return {
       failed: () =>
@@ -153,5 +167,21 @@ export class FailureLimiter {
       succeeded: () => settle(() => undefined),
       abandoned: () => settle(() => undefined),
     };
+  }
+
+  /** Busy, to ask again once an attempt of `pair` settles; at most as many waiting as an address may have in flight. */
+  private wait(pair: string): Refusal {
+    const queue = this.waiting.get(pair) ?? [];
+    if (queue.length >= MAX_ADDRESS_FAILURES) return { retryAfter: 1, busy: true };
+    this.waiting.set(pair, queue);
+    return { retryAfter: 1, busy: true, settled: new Promise<void>((resolve) => queue.push(resolve)) };
+  }
+
+  /** Every attempt waiting on `pair` asks again: one finds the room just freed, or all find the pair locked. */
+  private wake(pair: string): void {
+    const queue = this.waiting.get(pair);
+    if (queue === undefined) return;
+    this.waiting.delete(pair);
+    for (const resolve of queue) resolve();
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { OAuthClientRepository, type ClientCredentials } from '#database';
-import { hasControlChars, SETTINGS, type Settings } from '#platform';
+import { hasControlChars, isFormBody, SETTINGS, type Settings } from '#platform';
 import { IssuerKeyRing } from '#token-binding';
 import { FailureLimiter, type Attempt } from './failure-limiter.js';
 import { SecretChecker, TooManyChecksError } from './client-secrets.js';
@@ -51,7 +51,7 @@ export class TokenIssuerService {
       throw oauthError(400, 'unsupported_grant_type', 'Only grant_type=client_credentials is supported');
     }
     const auth = clientAuthentication(fields, authorization);
-    const client = await this.authenticate(auth, this.admit(auth.clientId, address), address);
+    const client = await this.authenticate(auth, await this.admit(auth.clientId, address), address);
     const scopes = grantedScopes(fields.scope, client.client.scopes);
     const env = fields.env;
     if (env !== undefined && !client.client.envs.includes(env)) {
@@ -112,8 +112,13 @@ export class TokenIssuerService {
    * 429 for a pair or address locked by failures, 503 while its attempts in flight fill the address's allowance,
    * both before any lookup or hash, so a refusal costs nothing and tells nothing.
    */
-  private admit(clientId: string, address: string): Attempt {
-    const admitted = this.limiter.admit(clientId, address);
+  private async admit(clientId: string, address: string): Promise<Attempt> {
+    let admitted = this.limiter.admit(clientId, address);
+    // Beyond the pair's allowance an attempt waits for one of its pair's in flight (DESIGN 10: ten failures).
+    while ('settled' in admitted && admitted.settled !== undefined) {
+      await admitted.settled;
+      admitted = this.limiter.admit(clientId, address);
+    }
     if (!('retryAfter' in admitted)) return admitted;
     const headers = { 'retry-after': String(admitted.retryAfter) };
     if (admitted.busy) {
@@ -128,19 +133,16 @@ export class TokenIssuerService {
   }
 }
 
-/** The form's known fields, each sent at most once (RFC 6749 3.2); a JSON or empty body is refused. */
+/** The form's known fields, each sent at most once (RFC 6749 3.2); a JSON body of any shape, or none, is refused. */
 function formFields(form: unknown): Partial<Record<Field, string>> {
-  if (typeof form !== 'object' || form === null) {
-    throw invalidRequest('The body must be application/x-www-form-urlencoded');
-  }
+  if (!isFormBody(form)) throw invalidRequest('The body must be application/x-www-form-urlencoded');
   const fields: Partial<Record<Field, string>> = {};
   for (const name of SINGLE_FIELDS) {
-    const values: unknown = (form as Record<string, unknown>)[name];
+    const values = form[name];
     if (values === undefined) continue;
-    if (!Array.isArray(values)) throw invalidRequest('The body must be application/x-www-form-urlencoded');
     if (values.length > 1) throw invalidRequest(`${name} must not be repeated`);
-    const value: unknown = values[0];
-    if (typeof value === 'string' && value !== '') fields[name] = value;
+    const value = values[0];
+    if (value !== undefined && value !== '') fields[name] = value;
   }
   return fields;
 }
@@ -150,10 +152,12 @@ function clientAuthentication(
   fields: Partial<Record<Field, string>>,
   authorization: string | undefined,
 ): ClientAuthentication {
-  const basic = /^Basic[ \t]+([A-Za-z0-9+/]+=*)[ \t]*$/i.exec(authorization ?? '');
   const inForm = fields.client_id !== undefined || fields.client_secret !== undefined;
-  if (basic !== null) {
+  // Any Basic credential is client_secret_basic, even one that does not parse: never dropped for the form's.
+  if (/^Basic(?:[ \t]|$)/i.test(authorization ?? '')) {
     if (inForm) throw invalidRequest('Use one client authentication method, not both');
+    const basic = /^Basic[ \t]+([A-Za-z0-9+/]+=*)[ \t]*$/i.exec(authorization ?? '');
+    if (basic === null) throw invalidClient();
     const decoded = Buffer.from(basic[1] ?? '', 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon <= 0) throw invalidClient();

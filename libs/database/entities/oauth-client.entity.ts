@@ -2,8 +2,11 @@ import { Check, Column, Entity, PrimaryColumn } from 'typeorm';
 
 /** A client of the built-in client-credentials issuer (table `oauth_client`, migration CreateOAuthClient). */
 @Entity({ name: 'oauth_client' })
-// A runtime client always carries its identity; only an operator client (portal.admin) may lack it.
-@Check('ck_oauth_client_runtime_identity', `(host is not null and sid is not null) or 'portal.admin' = any (scopes)`)
+// A runtime client always carries its identity; only an operator client (DESIGN 16's admin scopes) may lack it.
+@Check(
+  'ck_oauth_client_runtime_identity',
+  `(host is not null and sid is not null) or scopes && array['portal.admin', 'tags:admin', 'config:admin', 'clients:admin', 'registry:read']`,
+)
 @Check('ck_oauth_client_previous_secret', '(previous_secret_hash is null) = (previous_secret_until is null)')
 export class OAuthClient {
   @PrimaryColumn({ name: 'client_id', type: 'varchar', length: 100, primaryKeyConstraintName: 'pk_oauth_client' })

@@ -22,6 +22,7 @@ import { KeysetIndexes1763700017000 } from './1763700017000-keyset-indexes.js';
 import { TagUsage1763700019000 } from './1763700019000-tag-usage.js';
 import { TagDescOrder1763700020000 } from './1763700020000-tag-desc-order.js';
 import { ConfigHistoryCount1763700021000 } from './1763700021000-config-history-count.js';
+import { OperatorClientCapabilities1763700022000 } from './1763700022000-operator-client-capabilities.js';
 import { TagTrigram1763700018000 } from './1763700018000-tag-trigram.js';
 
 /** Every migration, oldest first; add new ones at the end. Each says its step (expand or contract). */
@@ -50,6 +51,7 @@ export const migrations: (new () => SteppedMigration)[] = [
   TagUsage1763700019000,
   TagDescOrder1763700020000,
   ConfigHistoryCount1763700021000,
+  OperatorClientCapabilities1763700022000,
 ];
 
 export type { MigrationStep, SteppedMigration } from './step.js';
