@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { call, startApi, unique, type TestApi } from '../support/api.js';
-import { callers, writeIssuerKeyFile } from '../support/tokens.js';
+import { callers, token, writeIssuerKeyFile } from '../support/tokens.js';
 
 /**
  * Edges of the built-in issuer an audit found open (DESIGN 10, 16): operator clients holding only an admin
@@ -116,5 +116,48 @@ describe('the token request format (DESIGN 10, RFC 6749 4.4)', () => {
     // base64url alphabet instead of base64: the Basic regex does not match, so the header is dropped.
     const res = await tokenRequest(form, { authorization: 'Basic a-b_c' }, '10.77.3.1');
     expect([400, 401]).toContain(res.statusCode);
+  });
+});
+
+describe('a host-bound admin rotating a client stronger than itself (DESIGN 16)', () => {
+  // "A host-bound admin gives a client only scopes it holds itself": a secret it chose is the client's tokens.
+  it('is 403 naming the scopes it lacks, and the client keeps its secret; a client within its scopes rotates', async () => {
+    const host = unique('h-rot');
+    const stronger = await call(api, 'POST', '/oauth2/clients', {
+      token: admin,
+      body: { host, sid: unique('svc'), envs: [], scopes: ['config:admin', 'portal.r'] },
+    });
+    expect(stronger.statusCode).toBe(201);
+    const client = stronger.json<Client>();
+    const hostAdmin = await token({ sub: 'host-clients-admin', host, scope: 'clients:admin tags:read' });
+
+    const refused = await call(api, 'POST', `/oauth2/clients/${client.clientId}/secret`, {
+      token: hostAdmin,
+      body: {},
+    });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json<{ detail: string }>().detail).toContain('config:admin');
+    expect(refused.body).not.toContain('clientSecret');
+    const stillWorks = await tokenRequest('grant_type=client_credentials', {
+      authorization: basic(client.clientId, client.clientSecret),
+    });
+    expect(stillWorks.statusCode).toBe(200);
+
+    const within = await call(api, 'POST', '/oauth2/clients', {
+      token: hostAdmin,
+      body: { host, sid: unique('svc'), envs: [], scopes: ['tags:read'] },
+    });
+    expect(within.statusCode).toBe(201);
+    const rotated = await call(api, 'POST', `/oauth2/clients/${within.json<Client>().clientId}/secret`, {
+      token: hostAdmin,
+      body: {},
+    });
+    expect(rotated.statusCode).toBe(200);
+    // Another host's client stays a 404, not a 403 that would tell it exists.
+    const elsewhere = await call(api, 'POST', `/oauth2/clients/${client.clientId}/secret`, {
+      token: await token({ sub: 'other-admin', host: unique('h-other'), scope: 'clients:admin' }),
+      body: {},
+    });
+    expect(elsewhere.statusCode).toBe(404);
   });
 });

@@ -27,8 +27,7 @@ export class ClientsService {
     if (owner !== 'all') {
       // The guard refused another host by name; no host at all would make an operator client.
       if (host !== owner.host) throw forbidden(`This token manages only clients of host ${owner.host}`);
-      // A scope is held when everything it grants is granted to this token (portal.admin holds portal.w).
-      const beyond = scopes.filter((scope) => [...capabilitiesOf(new Set([scope]))].some((c) => !can(principal, c)));
+      const beyond = scopes.filter((scope) => !holds(principal, scope));
       if (beyond.length > 0) throw forbidden(`A client may get only scopes this token holds; not ${beyond.join(', ')}`);
     }
     const operator = scopes.some((scope) => OPERATOR_SCOPES.has(scope));
@@ -80,14 +79,29 @@ export class ClientsService {
     if (!(await this.clients.delete(clientId, ownerOf(principal)))) throw notFound('No such client');
   }
 
-  /** A new secret that works at once; the old one keeps working for `graceSec`. */
+  /**
+   * A new secret that works at once; the old one keeps working for `graceSec`. A host-bound admin rotates only
+   * clients whose scopes it holds: the new secret would give it the client's tokens (DESIGN 16: it gives a
+   * client only scopes it holds itself).
+   */
   async rotate(principal: Principal, clientId: string, graceSec: number): Promise<ClientWithSecretView> {
+    const owner = ownerOf(principal);
+    const grantable = owner === 'all' ? null : [...KNOWN_SCOPES].filter((scope) => holds(principal, scope));
     const secret = generateSecret();
     const hash = await hashSecret(secret);
-    const client = await this.clients.rotateSecret(clientId, hash, graceSec, principal.subject, ownerOf(principal));
-    if (client === null) throw notFound('No such client');
-    return { ...toClientView(client), clientSecret: secret };
+    const client = await this.clients.rotateSecret(clientId, hash, graceSec, principal.subject, owner, grantable);
+    if (client !== null) return { ...toClientView(client), clientSecret: secret };
+    // Nothing was rotated: say why, after the fact (the update itself decided, in one statement).
+    const existing = await this.clients.find(clientId, owner);
+    if (existing === null) throw notFound('No such client');
+    const beyond = existing.scopes.filter((scope) => !holds(principal, scope));
+    throw forbidden(`A client's secret is rotated only by a token holding its scopes; not ${beyond.join(', ')}`);
   }
+}
+
+/** A scope is held when everything it grants is granted to this token (portal.admin holds portal.w). */
+function holds(principal: Principal, scope: string): boolean {
+  return [...capabilitiesOf(new Set([scope]))].every((capability) => can(principal, capability));
 }
 
 /** A global admin of clients owns every client; a host-bound admin only its host's. */

@@ -123,15 +123,18 @@ export class OAuthClientRepository extends BaseRepository {
     graceSec: number,
     user: string | null,
     owner: ClientOwner,
+    /** Scopes the caller may give: a client holding another is left alone (null: any). */
+    grantable: readonly string[] | null = null,
   ): Promise<OAuthClient | null> {
-    const rows: { client_id: string }[] = await this.manager.query(
+    // `rows`, not TypeORM's `query`: that answers an update as [rows, count], never empty.
+    const rows = await this.rows<{ client_id: string }>(
       `update oauth_client
           set previous_secret_hash = case when $3::int > 0 then secret_hash end,
               previous_secret_until = case when $3::int > 0 then now() + make_interval(secs => $3::int) end,
               secret_hash = $2, update_user = $4, update_ts = now()
-        where client_id = $1 and ($5::text is null or host = $5)
+        where client_id = $1 and ($5::text is null or host = $5) and ($6::text[] is null or scopes <@ $6::text[])
         returning client_id`,
-      [clientId, secretHash, graceSec, user, owner === 'all' ? null : owner.host],
+      [clientId, secretHash, graceSec, user, owner === 'all' ? null : owner.host, grantable],
     );
     return rows.length === 0 ? null : this.find(clientId, owner);
   }
