@@ -43,8 +43,6 @@ class FailureLog {
   constructor(
     private readonly limit: number,
     private readonly now: () => number,
-    /** Whether attempts still in flight count as if they might fail (the address: bounds a concurrent flood). */
-    private readonly countsPending: boolean,
   ) {}
 
   /** Keys remembered: those with a failure in the window as of the last access. */
@@ -61,14 +59,9 @@ class FailureLog {
       const expiring = recent[recent.length - this.limit] ?? this.now();
       return { retryAfter: Math.max(1, Math.ceil((expiring + FAILURE_WINDOW_MS - this.now()) / 1000)), busy: false };
     }
-    const pending = this.countsPending ? (this.pending.get(key) ?? 0) : 0;
-    // Attempts in flight settle within a check's time.
+    // Attempts in flight count as if they might fail; they settle within a check's time.
+    const pending = this.pending.get(key) ?? 0;
     return recent.length + pending < this.limit ? undefined : { retryAfter: 1, busy: true };
-  }
-
-  /** Whether one more attempt in flight could still leave the key below its limit if every one failed. */
-  hasRoom(key: string): boolean {
-    return this.recent(key).length + (this.pending.get(key) ?? 0) < this.limit;
   }
 
   begin(key: string): void {
@@ -111,9 +104,9 @@ class FailureLog {
 /**
  * Failed client authentications per (client id, address) and per address, in this process (DESIGN 10).
  * Existing and made-up ids are counted alike, so no answer tells them apart; keyed by address, so
- * failures from other addresses never lock a client out. Attempts in flight count toward the address's
- * limit until they settle, so a concurrent flood gets no more secret checks than that limit allows; the
- * attempts beyond it are 503 (busy), only failures make the 429.
+ * failures from other addresses never lock a client out. Attempts in flight count toward both limits until
+ * they settle, so a concurrent flood gets no more secret checks than a limit allows: beyond the address's it
+ * is 503 (busy), beyond the pair's it waits for one to settle; only failures make the 429.
  */
 @Injectable()
 export class FailureLimiter {
@@ -123,11 +116,8 @@ export class FailureLimiter {
   private readonly waiting = new Map<string, (() => void)[]>();
 
   constructor(now: () => number = Date.now) {
-    // Only the address refuses attempts in flight (503): a client's own concurrent requests (a fleet renewing
-    // at once, bench token's 16 connections) are not failures of its pair, so beyond the pair's allowance they
-    // wait for one in flight to settle, and a concurrent burst of guesses gets no more checks than ten failures.
-    this.pairs = new FailureLog(MAX_PAIR_FAILURES, now, false);
-    this.addresses = new FailureLog(MAX_ADDRESS_FAILURES, now, true);
+    this.pairs = new FailureLog(MAX_PAIR_FAILURES, now);
+    this.addresses = new FailureLog(MAX_ADDRESS_FAILURES, now);
   }
 
   /** Pairs and addresses remembered, for tests and diagnostics. */
@@ -141,12 +131,15 @@ export class FailureLimiter {
     const pair = `${address}\u0000${isClientId(clientId) ? clientId : NOT_A_CLIENT_ID}`;
     const pairLock = this.pairs.lockedFor(pair);
     const addressLock = this.addresses.lockedFor(address);
-    if (pairLock !== undefined || addressLock !== undefined) {
-      // Only the address counts attempts in flight, so only it can be busy; a failure lock wins.
-      const retryAfter = Math.max(pairLock?.retryAfter ?? 0, addressLock?.retryAfter ?? 0);
-      return { retryAfter, busy: pairLock === undefined && addressLock?.busy === true };
+    const pairFailed = pairLock?.busy === false;
+    if (pairFailed || addressLock !== undefined) {
+      // A failure lock of either wins (429); an address full of attempts in flight is busy (503).
+      const retryAfter = Math.max(pairFailed ? pairLock.retryAfter : 0, addressLock?.retryAfter ?? 0);
+      return { retryAfter, busy: !pairFailed && addressLock?.busy === true };
     }
-    if (!this.pairs.hasRoom(pair)) return this.wait(pair);
+    // A pair full of attempts in flight waits instead: a client's own concurrent requests (a fleet renewing at
+    // once, bench token's 16 connections) are not refused, and a burst of guesses gets no more than ten checks.
+    if (pairLock !== undefined) return this.wait(pair);
     this.pairs.begin(pair);
     this.addresses.begin(address);
     let settled = false;
